@@ -1,0 +1,67 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  GATEWAY_DATA_DIR: z.string().default('./data'),
+  GATEWAY_EVENT_STORE: z.enum(['postgres', 'esdb']).default('postgres'),
+  DATABASE_URL: z.string().optional(),
+  GATEWAY_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier')
+    .default('gateway'),
+  ESDB_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  GATEWAY_ADMIN_TOKEN: z.string().min(16).optional(),
+  GATEWAY_URL: z.string().optional(),
+  GATEWAY_DEMO_CREDIT_CENTS: z.coerce.number().int().min(0).default(500),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  eventStore: 'postgres' | 'esdb';
+  databaseUrl: string | undefined;
+  dbSchema: string;
+  esdbUrl: string | undefined;
+  redisUrl: string | undefined;
+  adminToken: string | undefined;
+  gatewayUrl: string;
+  demoCreditCents: number;
+  logLevel: z.infer<typeof Env>['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${issues}`);
+  }
+  const e = parsed.data;
+  if (e.GATEWAY_EVENT_STORE === 'esdb' && !e.ESDB_URL) {
+    throw new ConfigError(
+      'GATEWAY_EVENT_STORE=esdb needs ESDB_URL (for example esdb://127.0.0.1:2113?tls=false)',
+    );
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: resolve(e.GATEWAY_DATA_DIR),
+    eventStore: e.GATEWAY_EVENT_STORE,
+    databaseUrl: e.DATABASE_URL || undefined,
+    dbSchema: e.GATEWAY_DB_SCHEMA,
+    esdbUrl: e.ESDB_URL,
+    redisUrl: e.REDIS_URL || undefined,
+    adminToken: e.GATEWAY_ADMIN_TOKEN,
+    gatewayUrl: e.GATEWAY_URL ?? `http://127.0.0.1:${e.PORT}`,
+    demoCreditCents: e.GATEWAY_DEMO_CREDIT_CENTS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

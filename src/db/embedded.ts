@@ -1,0 +1,209 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { postgresBinaries, postgresUser, type RunAs } from './embedded-binaries.ts';
+
+const run = promisify(execFile);
+
+export interface EmbeddedPostgres {
+  connectionString: string;
+  /** True when this call created the cluster (an empty data directory). */
+  fresh: boolean;
+  /** True when this process started the server (false when it attached to one already running). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** The cluster lives in `<dataDir>/pg`; its password in `<dataDir>/pg-password`. */
+  dataDir: string;
+  /**
+   * What to do when a server is already running on this data directory: `attach` (the CLI beside a running
+   * gateway) or `restart` (a gateway starting after one was killed and left its PostgreSQL behind).
+   */
+  whenRunning: 'attach' | 'restart';
+  /** Throwaway clusters for tests skip durability. */
+  durable?: boolean;
+  log?: (line: string) => void;
+}
+
+const USER = 'gateway';
+
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedPostgres> {
+  const binaries = await postgresBinaries();
+  const runAs = await postgresUser();
+  const pgdata = join(options.dataDir, 'pg');
+  await mkdir(options.dataDir, { recursive: true });
+  // The postgres user must be able to reach its directory (mkdtemp makes 0700 folders).
+  if (runAs.uid !== undefined) await chmod(options.dataDir, 0o755);
+
+  const fresh = !(await exists(join(pgdata, 'PG_VERSION')));
+  const password = fresh
+    ? await initCluster(binaries.initdb, options.dataDir, pgdata, runAs)
+    : await readPassword(options.dataDir);
+
+  const running = await runningServer(pgdata);
+  if (running && options.whenRunning === 'attach') {
+    return { connectionString: url(password, running.port), fresh, owned: false, stop: async () => {} };
+  }
+  if (running) {
+    options.log?.(`stopping a PostgreSQL (pid ${running.pid}) left running on ${pgdata}`);
+    await run(binaries.pg_ctl, ['stop', '-D', pgdata, '-m', 'fast', '-w'], runAs).catch(() =>
+      process.kill(running.pid, 'SIGQUIT'),
+    );
+    await waitUntilGone(running.pid);
+  }
+  await rm(join(pgdata, 'postmaster.pid'), { force: true });
+
+  const port = await freePort();
+  const flags = [
+    '-D',
+    pgdata,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+  ];
+  if (options.durable === false)
+    flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  const child = spawn(binaries.postgres, flags, { ...runAs, stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  const connectionString = url(password, port);
+  await waitForConnections(connectionString, child, () => output);
+  return { connectionString, fresh, owned: true, stop: () => stopChild(child) };
+}
+
+async function initCluster(initdb: string, dataDir: string, pgdata: string, runAs: RunAs): Promise<string> {
+  const password = randomBytes(18).toString('base64url');
+  const passwordFile = join(dataDir, 'pg-password');
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  await rm(pgdata, { recursive: true, force: true });
+  await mkdir(pgdata, { recursive: true, mode: 0o700 });
+  const scratch = join(dataDir, `.pwfile-${process.pid}`);
+  await writeFile(scratch, `${password}\n`, { mode: 0o600 });
+  if (runAs.uid !== undefined && runAs.gid !== undefined) {
+    await chown(pgdata, runAs.uid, runAs.gid);
+    await chown(scratch, runAs.uid, runAs.gid);
+  }
+  try {
+    await run(
+      initdb,
+      [
+        `--pgdata=${pgdata}`,
+        `--username=${USER}`,
+        `--pwfile=${scratch}`,
+        '--auth=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
+      { ...runAs, env: { ...process.env, LC_ALL: 'C' } },
+    );
+  } catch (error) {
+    await rm(pgdata, { recursive: true, force: true });
+    throw new Error(`initdb failed in ${pgdata}: ${(error as { stderr?: string }).stderr ?? String(error)}`);
+  } finally {
+    await rm(scratch, { force: true });
+  }
+  return password;
+}
+
+async function readPassword(dataDir: string): Promise<string> {
+  return (await readFile(join(dataDir, 'pg-password'), 'utf8')).trim();
+}
+
+/** Reads postmaster.pid: line 1 is the pid, line 4 the port. */
+async function runningServer(pgdata: string): Promise<{ pid: number; port: number } | undefined> {
+  let lines: string[];
+  try {
+    lines = (await readFile(join(pgdata, 'postmaster.pid'), 'utf8')).split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
+  return { pid, port };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function waitUntilGone(pid: number): Promise<void> {
+  for (let i = 0; i < 300 && isAlive(pid); i++) await sleep(50);
+}
+
+async function waitForConnections(
+  connectionString: string,
+  child: ChildProcess,
+  output: () => string,
+): Promise<void> {
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (exited) throw new Error(`PostgreSQL exited during start-up:\n${output()}`);
+    const client = new pg.Client({ connectionString });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch {
+      await client.end().catch(() => undefined);
+      await sleep(50);
+    }
+  }
+  child.kill('SIGQUIT');
+  throw new Error(`PostgreSQL did not accept connections within 30 s:\n${output()}`);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    // SIGINT is PostgreSQL's "fast" shutdown: abort open transactions, checkpoint, exit.
+    child.kill('SIGINT');
+  });
+}
+
+function url(password: string, port: number): string {
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

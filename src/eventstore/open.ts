@@ -1,0 +1,25 @@
+import type { EventStore } from '../../events/store.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { EsdbEventStore } from './esdb/store.ts';
+import { PostgresEventStore } from './postgres/store.ts';
+
+export async function openEventStore(
+  config: Pick<Config, 'eventStore' | 'esdbUrl'>,
+  database: Database,
+): Promise<EventStore> {
+  switch (config.eventStore) {
+    case 'esdb':
+      return EsdbEventStore.connect(config.esdbUrl as string);
+    case 'postgres':
+      return PostgresEventStore.open({
+        pool: database.pool,
+        listenConfig: database.clientConfig,
+        schema: database.schema,
+      });
+    default: {
+      const _exhaustive: never = config.eventStore;
+      throw new Error(`unknown event store ${String(_exhaustive)}`);
+    }
+  }
+}

@@ -1,0 +1,203 @@
+import pg from 'pg';
+import { firstValueFrom, map, merge, Subject, takeUntil, timer } from 'rxjs';
+import type { NewEvent, StoredEvent } from '../../../events/envelope.ts';
+import type {
+  AppendResult,
+  EventStore,
+  ExpectedRevision,
+  ReadAllOptions,
+  ReadStreamOptions,
+} from '../../../events/store.ts';
+import { abortSignalEvent } from '../abort.ts';
+import { compareCheckpoints, EVENT_COLUMNS, type EventRow, fromRow, parseCheckpoint } from './rows.ts';
+import { migrateEventStore } from './schema.ts';
+import { type AppendOutcome, type AppendRequest, writeBatch } from './write-batch.ts';
+
+interface QueuedAppend extends AppendRequest {
+  resolve(result: AppendResult): void;
+  reject(error: Error): void;
+}
+
+export interface PostgresEventStoreOptions {
+  pool: pg.Pool;
+  /** Config for the LISTEN connection that wakes live subscribers. */
+  listenConfig: pg.ClientConfig;
+  /** Schema the tables live in; also names the notification channel. */
+  schema: string;
+  /** Appends gathered while one transaction is in flight go into the next one, up to this many. */
+  maxBatch?: number;
+  /** Subscribers re-read at least this often, to pick up events held back by a slow older transaction. */
+  pollIntervalMs?: number;
+}
+
+const PAGE_SIZE = 500;
+
+export class PostgresEventStore implements EventStore {
+  readonly kind = 'postgres' as const;
+  private readonly pool: pg.Pool;
+  private readonly channel: string;
+  private readonly maxBatch: number;
+  private readonly pollIntervalMs: number;
+  private queue: QueuedAppend[] = [];
+  private flushing: Promise<void> | undefined;
+  private readonly wakeups = new Subject<void>();
+  private wakeCount = 0;
+  private listener: pg.Client | undefined;
+  private listening: Promise<void> | undefined;
+  private closed = false;
+
+  private constructor(private readonly options: PostgresEventStoreOptions) {
+    this.pool = options.pool;
+    this.channel = `gw_events_${options.schema}`;
+    this.maxBatch = options.maxBatch ?? 1000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+  }
+
+  static async open(options: PostgresEventStoreOptions): Promise<PostgresEventStore> {
+    await migrateEventStore(options.pool);
+    return new PostgresEventStore(options);
+  }
+
+  append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new Error('event store is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ stream, events, expected, resolve, reject });
+      this.startFlush();
+    });
+  }
+
+  private startFlush(): void {
+    if (this.flushing) return;
+    this.flushing = this.flush().finally(() => {
+      this.flushing = undefined;
+      // An append queued while the last batch was settling would otherwise wait for the next append.
+      if (this.queue.length > 0) this.startFlush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      try {
+        settle(batch, await this.writeInTransaction(batch));
+      } catch (error) {
+        if (batch.length === 1) {
+          (batch[0] as QueuedAppend).reject(error as Error);
+          continue;
+        }
+        // One bad request (an id reused across streams, say) must not fail the others: write each alone.
+        for (const request of batch) {
+          try {
+            settle([request], await this.writeInTransaction([request]));
+          } catch (single) {
+            request.reject(single as Error);
+          }
+        }
+      }
+    }
+  }
+
+  private async writeInTransaction(batch: readonly AppendRequest[]): Promise<AppendOutcome[]> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const outcomes = await writeBatch(client, batch, new Date());
+      if (outcomes.some((o) => o.ok)) await client.query('SELECT pg_notify($1, $2)', [this.channel, '']);
+      await client.query('COMMIT');
+      return outcomes;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE stream = $1 AND revision >= $2 ORDER BY revision LIMIT $3`,
+      [stream, options.fromRevision ?? 0, options.maxCount ?? null],
+    );
+    return rows.map(fromRow);
+  }
+
+  async readAll(from: string, options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    const [transactionId, position] = parseCheckpoint(from);
+    // Only transactions older than every one still running are final, so rows below that horizon can never
+    // be joined by a late commit with a smaller (transaction_id, position).
+    const { rows } = await this.pool.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events
+       WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY transaction_id, position LIMIT $3`,
+      [transactionId, position, options.maxCount ?? PAGE_SIZE],
+    );
+    return rows.map(fromRow);
+  }
+
+  async *subscribe(from: string, signal: AbortSignal): AsyncIterable<StoredEvent> {
+    await this.listen();
+    const aborted = abortSignalEvent(signal);
+    let checkpoint = from;
+    let hotUntil = 0;
+    while (!signal.aborted) {
+      const seen = this.wakeCount;
+      const page = await this.readAll(checkpoint);
+      for (const event of page) {
+        if (signal.aborted) return;
+        yield event;
+        checkpoint = event.checkpoint;
+      }
+      if (page.length === PAGE_SIZE || this.wakeCount !== seen) continue;
+      // After a notification the new rows may still be hidden behind an older open transaction: look again
+      // soon for a while rather than waiting a whole poll interval.
+      const delay = Date.now() < hotUntil ? 20 : this.pollIntervalMs;
+      const woke = await firstValueFrom(
+        merge(
+          this.wakeups.pipe(map(() => 'notified' as const)),
+          timer(delay).pipe(map(() => 'timer' as const)),
+        ).pipe(takeUntil(aborted)),
+        { defaultValue: 'aborted' as const },
+      );
+      if (woke === 'notified') hotUntil = Date.now() + 1000;
+    }
+  }
+
+  private listen(): Promise<void> {
+    this.listening ??= (async () => {
+      const client = new pg.Client(this.options.listenConfig);
+      client.on('notification', () => {
+        this.wakeCount += 1;
+        this.wakeups.next();
+      });
+      client.on('error', () => {
+        // Subscribers keep polling; the next subscribe reconnects.
+        this.listener = undefined;
+        this.listening = undefined;
+      });
+      await client.connect();
+      await client.query(`LISTEN "${this.channel}"`);
+      this.listener = client;
+    })();
+    return this.listening;
+  }
+
+  compareCheckpoints(a: string, b: string): number {
+    return compareCheckpoints(a, b);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    this.wakeups.complete();
+    await this.listener?.end().catch(() => undefined);
+  }
+}
+
+function settle(batch: readonly QueuedAppend[], outcomes: readonly AppendOutcome[]): void {
+  batch.forEach((request, i) => {
+    const outcome = outcomes[i] as AppendOutcome;
+    if (outcome.ok) request.resolve(outcome.result);
+    else request.reject(outcome.error);
+  });
+}

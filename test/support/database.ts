@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+
+/** A database of its own for one test file: a fresh schema in the run's PostgreSQL, dropped by `close`. */
+export async function testDatabase(): Promise<Database> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const database = await openDatabase(
+    { databaseUrl: inject('databaseUrl'), dataDir: '', dbSchema: schema },
+    { whenRunning: 'attach' },
+  );
+  return {
+    ...database,
+    async close() {
+      await database.pool.end();
+      await dropSchema(schema);
+    },
+  };
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: inject('databaseUrl') });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
