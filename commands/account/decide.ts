@@ -1,0 +1,74 @@
+import type { AccountEvent } from '../../events/account.ts';
+import { DomainError } from '../errors.ts';
+import type { AccountState } from './state.ts';
+
+export type AccountCommand =
+  | { type: 'OpenAccount'; accountId: string; name: string; rateLimitRpm: number; key: NewKey }
+  | { type: 'IssueKey'; key: NewKey }
+  | { type: 'RevokeKey'; keyId: string }
+  | { type: 'TopUp'; reference: string; amountNanos: bigint };
+
+/** A key generated outside the decider (randomness is I/O); only its hash reaches the log. */
+export interface NewKey {
+  keyId: string;
+  keyHash: string;
+  keyPrefix: string;
+}
+
+export function decide(command: AccountCommand, state: AccountState): AccountEvent[] {
+  switch (command.type) {
+    case 'OpenAccount':
+      if (state.exists) throw new DomainError('conflict', `account ${command.accountId} already exists`);
+      if (command.name.trim() === '') throw new DomainError('invalid', 'name must not be empty', 'name');
+      return [
+        {
+          type: 'AccountOpened',
+          data: { accountId: command.accountId, name: command.name, rateLimitRpm: command.rateLimitRpm },
+        },
+        { type: 'ApiKeyIssued', data: { ...command.key, accountId: command.accountId } },
+      ];
+    case 'IssueKey':
+      requireAccount(state);
+      return [{ type: 'ApiKeyIssued', data: { ...command.key, accountId: state.accountId } }];
+    case 'RevokeKey': {
+      requireAccount(state);
+      const key = state.keys.get(command.keyId);
+      if (!key) throw new DomainError('not_found', `key ${command.keyId} not found`, 'key_id');
+      if (key.revoked) return [];
+      return [{ type: 'ApiKeyRevoked', data: { keyId: command.keyId, accountId: state.accountId } }];
+    }
+    case 'TopUp': {
+      requireAccount(state);
+      if (command.amountNanos <= 0n) throw new DomainError('invalid', 'a top-up must be positive', 'cents');
+      if (command.reference.trim() === '')
+        throw new DomainError('invalid', 'reference must not be empty', 'reference');
+      const recorded = state.topUps.get(command.reference);
+      if (recorded === command.amountNanos) return [];
+      if (recorded !== undefined) {
+        throw new DomainError(
+          'conflict',
+          `reference ${command.reference} was already recorded with a different amount`,
+          'reference',
+        );
+      }
+      return [
+        {
+          type: 'AccountToppedUp',
+          data: {
+            accountId: state.accountId,
+            reference: command.reference,
+            amountNanos: command.amountNanos.toString(),
+          },
+        },
+      ];
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+}
+
+function requireAccount(state: AccountState): void {
+  if (!state.exists) throw new DomainError('not_found', 'account not found', 'account');
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { Nanos } from './money.ts';
+
+/** Events of the `account-{accountId}` stream. */
+
+export const AccountOpened = z.object({
+  accountId: z.string(),
+  name: z.string(),
+  rateLimitRpm: z.number().int().positive(),
+});
+
+export const ApiKeyIssued = z.object({
+  keyId: z.string(),
+  accountId: z.string(),
+  /** SHA-256 of the key, hex. The key itself is shown once and never stored. */
+  keyHash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The first characters of the key, for recognising it in listings. */
+  keyPrefix: z.string(),
+});
+
+export const ApiKeyRevoked = z.object({
+  keyId: z.string(),
+  accountId: z.string(),
+});
+
+export const AccountToppedUp = z.object({
+  accountId: z.string(),
+  /** The payment's reference at the card processor; a top-up is recorded once per reference. */
+  reference: z.string(),
+  amountNanos: Nanos,
+});
+
+export const accountEventSchemas = {
+  AccountOpened,
+  ApiKeyIssued,
+  ApiKeyRevoked,
+  AccountToppedUp,
+} as const;
+
+type Of<T extends keyof typeof accountEventSchemas> = {
+  type: T;
+  data: z.infer<(typeof accountEventSchemas)[T]>;
+};
+
+export type AccountOpened = Of<'AccountOpened'>;
+export type ApiKeyIssued = Of<'ApiKeyIssued'>;
+export type ApiKeyRevoked = Of<'ApiKeyRevoked'>;
+export type AccountToppedUp = Of<'AccountToppedUp'>;
+export type AccountEvent = AccountOpened | ApiKeyIssued | ApiKeyRevoked | AccountToppedUp;
+
+export const accountStream = (accountId: string) => `account-${accountId}`;

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import { type AccountEvent, accountEventSchemas } from './account.ts';
+import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
+
+/** Every event the gateway writes, by type. */
+export const eventSchemas = { ...accountEventSchemas } as const;
+
+export type EventType = keyof typeof eventSchemas;
+export type GatewayEvent = AccountEvent;
+
+export const CURRENT_SCHEMA_VERSION = 1;
+
+/**
+ * Upcasters turn the data of an older schema version into the current one, per type and from-version.
+ * Stored events are never edited; readers upcast.
+ */
+const upcasters: Partial<Record<EventType, Record<number, (data: unknown) => unknown>>> = {};
+
+export function isKnownType(type: string): type is EventType {
+  return Object.hasOwn(eventSchemas, type);
+}
+
+export type ParseResult = { ok: true; event: GatewayEvent } | { ok: false; error: string };
+
+/** Validates a stored event against its schema, upcasting older versions first. */
+export function parseEvent(stored: Pick<StoredEvent, 'type' | 'data' | 'metadata'>): ParseResult {
+  if (!isKnownType(stored.type)) return { ok: false, error: `unknown event type ${stored.type}` };
+  let data = stored.data;
+  const version = stored.metadata.schemaVersion ?? 1;
+  for (let v = version; v < CURRENT_SCHEMA_VERSION; v++) {
+    const up = upcasters[stored.type]?.[v];
+    if (!up) return { ok: false, error: `no upcaster for ${stored.type} v${v}` };
+    data = up(data);
+  }
+  const schema: z.ZodType = eventSchemas[stored.type];
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      error: `${stored.type}: ${parsed.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+    };
+  }
+  return { ok: true, event: { type: stored.type, data: parsed.data } as GatewayEvent };
+}
+
+/** Context a command handler stamps on the events it appends. */
+export interface EventContext {
+  correlationId?: string;
+  causationId?: string;
+  now: Date;
+}
+
+export function toNewEvent(event: GatewayEvent, id: string, context: EventContext): NewEvent {
+  const metadata: EventMetadata = { schemaVersion: CURRENT_SCHEMA_VERSION };
+  if (context.correlationId) metadata.correlationId = context.correlationId;
+  if (context.causationId) metadata.causationId = context.causationId;
+  return { id, type: event.type, data: event.data, metadata, occurredAt: context.now };
+}
+
+/**
+ * A UUID derived from a name (RFC 4122 version 5 layout over SHA-256), for events whose retry must not
+ * append twice: the same name always gives the same id, and the store ignores a stored id.
+ */
+export function deterministicEventId(name: string): string {
+  const bytes = createHash('sha256').update(name).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x50;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import type { NewKey } from '../../commands/account/decide.ts';
+import { handleAccountCommand } from '../../commands/account/handler.ts';
+import { DomainError } from '../../commands/errors.ts';
+import { NANOS_PER_CENT } from '../../events/money.ts';
+import type { EventStore } from '../../events/store.ts';
+import { generateKey } from './keys.ts';
+
+export const DEFAULT_RATE_LIMIT_RPM = 600;
+
+export interface IssuedKey {
+  account_id: string;
+  key_id: string;
+  key: string;
+}
+
+export interface TopUpResult {
+  account_id: string;
+  reference: string;
+  cents: number;
+  /** False when this reference was already recorded (the call changed nothing). */
+  credited: boolean;
+}
+
+/** Resolves which account owns a key (from memory in the server, from the read model in the CLI). */
+export type KeyOwnerLookup = (keyId: string) => Promise<string | undefined>;
+
+/** The operator's account actions, shared by the admin routes and the CLI's direct mode. */
+export class AccountService {
+  constructor(
+    private readonly store: EventStore,
+    private readonly keyOwner: KeyOwnerLookup,
+  ) {}
+
+  async createAccount(name: string, correlationId?: string): Promise<IssuedKey> {
+    const accountId = `acct_${randomBytes(12).toString('hex')}`;
+    const { key, record } = generateKey();
+    await handleAccountCommand(
+      this.store,
+      accountId,
+      { type: 'OpenAccount', accountId, name, rateLimitRpm: DEFAULT_RATE_LIMIT_RPM, key: record },
+      { now: new Date(), correlationId },
+    );
+    return { account_id: accountId, key_id: record.keyId, key };
+  }
+
+  async createKey(accountId: string, correlationId?: string): Promise<IssuedKey> {
+    const { key, record } = generateKey();
+    await this.issue(accountId, record, correlationId);
+    return { account_id: accountId, key_id: record.keyId, key };
+  }
+
+  private async issue(accountId: string, key: NewKey, correlationId?: string): Promise<void> {
+    await handleAccountCommand(
+      this.store,
+      accountId,
+      { type: 'IssueKey', key },
+      { now: new Date(), correlationId },
+    );
+  }
+
+  async revokeKey(
+    keyId: string,
+    correlationId?: string,
+  ): Promise<{ key_id: string; account_id: string; revoked: true }> {
+    const accountId = await this.keyOwner(keyId);
+    if (!accountId) throw new DomainError('not_found', `key ${keyId} not found`, 'key_id');
+    await handleAccountCommand(
+      this.store,
+      accountId,
+      { type: 'RevokeKey', keyId },
+      { now: new Date(), correlationId },
+    );
+    return { key_id: keyId, account_id: accountId, revoked: true };
+  }
+
+  async topUp(
+    accountId: string,
+    cents: number,
+    reference: string,
+    correlationId?: string,
+  ): Promise<TopUpResult> {
+    if (!Number.isSafeInteger(cents) || cents <= 0) {
+      throw new DomainError('invalid', 'cents must be a positive integer', 'cents');
+    }
+    const { events } = await handleAccountCommand(
+      this.store,
+      accountId,
+      { type: 'TopUp', reference, amountNanos: BigInt(cents) * NANOS_PER_CENT },
+      { now: new Date(), correlationId },
+    );
+    return { account_id: accountId, reference, cents, credited: events.length > 0 };
+  }
+}

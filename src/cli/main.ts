@@ -1,0 +1,161 @@
+import { parseArgs } from 'node:util';
+import { DomainError } from '../../commands/errors.ts';
+import { projectionNamed, projections } from '../../projections/index.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { describeError } from '../http/errors.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
+import { projectionStatus } from '../projections/status.ts';
+import { type DirectSession, openDirect } from './direct.ts';
+import { findRunningGateway, RemoteError } from './remote.ts';
+
+const USAGE = `Usage: npm run gateway -- <command>
+
+  accounts create --name NAME                        open an account; prints {"account_id", "key", "key_id"}
+  keys create --account ID                           issue another key for an account
+  keys revoke --key-id ID                            revoke a key at once
+  topup --account ID --cents N --reference REF       record a payment; the same REF credits once
+  projections status                                 each read model's checkpoint and lag
+  projections rebuild [NAME]                         replay the log into fresh tables and swap them in
+
+Talks to the gateway at GATEWAY_URL (default http://127.0.0.1:$PORT) with GATEWAY_ADMIN_TOKEN (or the token in
+GATEWAY_DATA_DIR); when no gateway runs, works on the store directly.`;
+
+class UsageError extends Error {}
+
+type Flags = Record<string, string | undefined>;
+
+function required(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function run(argv: string[]): Promise<unknown> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      account: { type: 'string' },
+      'key-id': { type: 'string' },
+      cents: { type: 'string' },
+      reference: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const flags = values as Flags;
+  const [group, action, argument] = positionals;
+  if (values.help || !group) throw new UsageError('');
+  const config = loadConfig();
+
+  if (group === 'projections') return runProjections(action, argument, () => openDirect(config));
+
+  const accountAction = await accountCommand(group, action, flags);
+  const remote = await findRunningGateway(config);
+  if (remote) return remote.post(accountAction.path, accountAction.body);
+  const session = await openDirect(config);
+  try {
+    return await accountAction.direct(session);
+  } finally {
+    await session.close();
+  }
+}
+
+interface AccountAction {
+  path: string;
+  body?: unknown;
+  direct(session: DirectSession): Promise<unknown>;
+}
+
+async function accountCommand(
+  group: string,
+  action: string | undefined,
+  flags: Flags,
+): Promise<AccountAction> {
+  const key = `${group} ${action ?? ''}`.trim();
+  switch (key) {
+    case 'accounts create': {
+      const name = required(flags, 'name');
+      return { path: '/accounts', body: { name }, direct: (s) => s.accounts.createAccount(name) };
+    }
+    case 'keys create': {
+      const account = required(flags, 'account');
+      return {
+        path: `/accounts/${encodeURIComponent(account)}/keys`,
+        direct: (s) => s.accounts.createKey(account),
+      };
+    }
+    case 'keys revoke': {
+      const keyId = required(flags, 'key-id');
+      return {
+        path: `/keys/${encodeURIComponent(keyId)}/revoke`,
+        direct: (s) => s.accounts.revokeKey(keyId),
+      };
+    }
+    default:
+      if (group === 'topup') {
+        const account = required(flags, 'account');
+        const reference = required(flags, 'reference');
+        const cents = Number(required(flags, 'cents'));
+        if (!Number.isSafeInteger(cents) || cents <= 0)
+          throw new UsageError('--cents must be a positive integer');
+        return {
+          path: `/accounts/${encodeURIComponent(account)}/top-ups`,
+          body: { cents, reference },
+          direct: (s) => s.accounts.topUp(account, cents, reference),
+        };
+      }
+      throw new UsageError(`unknown command: ${key}`);
+  }
+}
+
+async function runProjections(
+  action: string | undefined,
+  name: string | undefined,
+  open: () => Promise<DirectSession>,
+): Promise<unknown> {
+  if (action !== 'status' && action !== 'rebuild')
+    throw new UsageError('projections status | rebuild [NAME]');
+  const selected = name ? [projectionNamed(name)] : projections;
+  if (selected.some((p) => p === undefined)) {
+    throw new UsageError(`unknown projection ${name}; known: ${projections.map((p) => p.name).join(', ')}`);
+  }
+  const session = await open();
+  try {
+    if (action === 'status') return await projectionStatus(session.database.pool, session.store, projections);
+    const results = [];
+    for (const projection of selected) {
+      if (projection) results.push(await rebuildProjection(session.database.pool, session.store, projection));
+    }
+    return results;
+  } finally {
+    await session.close();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (result) => {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    process.exit(0);
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message ? `${error.message}\n\n` : ''}${USAGE}\n`);
+      process.exit(2);
+    }
+    const body =
+      error instanceof RemoteError
+        ? error.body
+        : error instanceof DomainError || error instanceof ConfigError
+          ? describeError(error).body
+          : {
+              error: {
+                message: error instanceof Error ? error.message : String(error),
+                type: 'cli_error',
+                code: 1,
+              },
+            };
+    process.stderr.write(`${JSON.stringify(body)}\n`);
+    process.exit(1);
+  },
+);

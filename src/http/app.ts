@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type pg from 'pg';
+import type { LiveAccounts } from '../accounts/live-state.ts';
+import type { AccountService } from '../accounts/service.ts';
+import { authPlugin } from './auth.ts';
+import { describeError } from './errors.ts';
+import { registerRoutes } from './routes.ts';
+
+export interface AppDeps {
+  pool: pg.Pool;
+  live: LiveAccounts;
+  accounts: AccountService;
+  adminToken: string;
+  logLevel?: string;
+}
+
+const REQUEST_ID = /^[\w.:@-]{1,200}$/;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: deps.logLevel ?? 'info' },
+    bodyLimit: 10 * 1024 * 1024,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    reply.code(404).send({
+      error: {
+        message: `Unknown request URL: ${request.method} ${request.url}`,
+        type: 'not_found_error',
+        code: 404,
+      },
+    });
+  });
+  // Set before any route plugin so that every encapsulated context inherits it.
+  app.setErrorHandler(async (error, request, reply) => {
+    const described = describeError(error);
+    if (described.status >= 500) request.log.error({ err: error }, 'request failed');
+    reply.code(described.status).headers(described.headers).send(described.body);
+  });
+  await app.register(authPlugin, { live: deps.live, adminToken: deps.adminToken });
+  await registerRoutes(app, deps);
+
+  return app;
+}

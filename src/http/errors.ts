@@ -1,0 +1,82 @@
+import type { FastifyError } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DomainError, type DomainErrorKind } from '../../commands/errors.ts';
+
+/** Every `type` the API can answer with; `code` in the body is always the HTTP status. */
+export type ApiErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'conflict_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: number,
+    readonly type: ApiErrorType,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const unauthenticated = (message: string) => new ApiError(401, 'authentication_error', message);
+
+export interface ErrorBody {
+  error: { message: string; type: string; code: number };
+}
+
+export interface DescribedError {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+}
+
+const domainStatus: Record<DomainErrorKind, [number, ApiErrorType]> = {
+  invalid: [400, 'invalid_request_error'],
+  not_found: [404, 'not_found_error'],
+  conflict: [409, 'conflict_error'],
+};
+
+/** The one place where an error becomes an HTTP status and body. */
+export function describeError(error: unknown): DescribedError {
+  const [status, type, message, headers] = classify(error);
+  return { status, body: { error: { message, type, code: status } }, headers };
+}
+
+function classify(error: unknown): [number, ApiErrorType, string, Record<string, string>] {
+  if (error instanceof ApiError) return [error.status, error.type, error.message, error.headers];
+  if (error instanceof DomainError) {
+    const [status, type] = domainStatus[error.kind];
+    return [status, type, error.message, {}];
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const where = (error as FastifyError).validationContext ?? 'body';
+    const issues = error.validation.map((issue) => {
+      const path = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
+      return `${path ? `'${path}'` : where}: ${issue.message}`;
+    });
+    return [400, 'invalid_request_error', `Invalid ${where}: ${issues.join('; ')}`, {}];
+  }
+  const fastifyError = error as Partial<FastifyError>;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return [400, 'invalid_request_error', `Malformed JSON body: ${fastifyError.message}`, {}];
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return [413, 'invalid_request_error', 'Request body is too large', {}];
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return [415, 'invalid_request_error', `Unsupported Content-Type: ${fastifyError.message}`, {}];
+    default:
+      break;
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return [status, 'invalid_request_error', fastifyError.message ?? 'Bad request', {}];
+  }
+  return [500, 'api_error', 'The gateway failed to process the request', {}];
+}

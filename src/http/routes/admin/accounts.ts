@@ -1,0 +1,43 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AccountService } from '../../../accounts/service.ts';
+
+const AccountId = z.object({ accountId: z.string().min(1) });
+
+/** The operator's account actions; the CLI calls these when a gateway is running. */
+export const adminAccountRoutes =
+  (accounts: AccountService): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get('/health', async () => ({ status: 'ok' }));
+
+    app.post(
+      '/accounts',
+      { schema: { body: z.object({ name: z.string().trim().min(1).max(200) }) } },
+      (request) => accounts.createAccount(request.body.name, request.id),
+    );
+
+    app.post('/accounts/:accountId/keys', { schema: { params: AccountId } }, (request) =>
+      accounts.createKey(request.params.accountId, request.id),
+    );
+
+    app.post(
+      '/keys/:keyId/revoke',
+      { schema: { params: z.object({ keyId: z.string().min(1) }) } },
+      (request) => accounts.revokeKey(request.params.keyId, request.id),
+    );
+
+    app.post(
+      '/accounts/:accountId/top-ups',
+      {
+        schema: {
+          params: AccountId,
+          body: z.object({
+            cents: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+            reference: z.string().trim().min(1).max(200),
+          }),
+        },
+      },
+      (request) =>
+        accounts.topUp(request.params.accountId, request.body.cents, request.body.reference, request.id),
+    );
+  };

@@ -1,0 +1,174 @@
+import type pg from 'pg';
+import type { StoredEvent } from '../../events/envelope.ts';
+import type { EventStore } from '../../events/store.ts';
+import { liveTables, type Projection } from '../../projections/types.ts';
+import { applyEvents } from './apply.ts';
+import { batches } from './batches.ts';
+
+const MAX_BATCH = 500;
+
+export interface RunnerOptions {
+  pool: pg.Pool;
+  store: EventStore;
+  projections: readonly Projection[];
+  onError?: (projection: string, error: unknown) => void;
+}
+
+/**
+ * Feeds each projection from its checkpoint. Each run of events is folded into the tables and the checkpoint is
+ * advanced in one transaction, which first locks the checkpoint row: if the stored checkpoint is not the one
+ * this runner holds (a rebuild swapped tables in, or another instance moved on), it rolls back and resumes from
+ * the stored one. An event is therefore applied exactly once per table.
+ */
+export class ProjectionRunner {
+  private readonly controller = new AbortController();
+  private readonly loops: Promise<void>[] = [];
+  private readonly listeners = new Set<() => void>();
+  private readonly positions = new Map<string, string>();
+
+  constructor(private readonly options: RunnerOptions) {}
+
+  start(): void {
+    for (const projection of this.options.projections) this.loops.push(this.run(projection));
+  }
+
+  /** The checkpoint each projection has committed, as last seen by this runner. */
+  checkpoint(name: string): string | undefined {
+    return this.positions.get(name);
+  }
+
+  /** Resolves once every projection has committed a checkpoint at or after `checkpoint`. */
+  async caughtUpTo(checkpoint: string, timeoutMs = 10_000): Promise<void> {
+    const reached = () =>
+      this.options.projections.every((p) => {
+        const at = this.positions.get(p.name);
+        return at !== undefined && this.options.store.compareCheckpoints(at, checkpoint) >= 0;
+      });
+    const deadline = Date.now() + timeoutMs;
+    while (!reached()) {
+      if (Date.now() > deadline)
+        throw new Error(`projections did not reach ${checkpoint} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.listeners.delete(done);
+          resolve();
+        };
+        this.listeners.add(done);
+        setTimeout(done, 50);
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await Promise.allSettled(this.loops);
+  }
+
+  private async run(projection: Projection): Promise<void> {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      try {
+        await this.follow(projection);
+      } catch (error) {
+        if (signal.aborted) return;
+        this.options.onError?.(projection.name, error);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  private async follow(projection: Projection): Promise<void> {
+    const { pool, store } = this.options;
+    const tables = liveTables(projection);
+    let held = await storedCheckpoint(pool, projection.name);
+    this.advance(projection.name, held);
+    const local = new AbortController();
+    const stop = () => local.abort();
+    this.controller.signal.addEventListener('abort', stop, { once: true });
+    try {
+      for await (const run of batches(store.subscribe(held, local.signal), MAX_BATCH)) {
+        const last = run[run.length - 1];
+        if (!last) continue;
+        if (!(await commitRun(pool, projection, tables, held, run))) return; // resubscribe from the stored one
+        held = last.checkpoint;
+        this.advance(projection.name, held);
+      }
+    } finally {
+      local.abort();
+      this.controller.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  private advance(name: string, checkpoint: string): void {
+    this.positions.set(name, checkpoint);
+    for (const listener of [...this.listeners]) listener();
+  }
+}
+
+/**
+ * Folds `run` and advances the checkpoint in one transaction, provided the stored checkpoint is still `held`;
+ * returns false (changing nothing) when it has moved.
+ */
+export async function commitRun(
+  pool: pg.Pool,
+  projection: Projection,
+  tables: Record<string, string>,
+  held: string,
+  run: readonly StoredEvent[],
+): Promise<boolean> {
+  const last = run[run.length - 1];
+  if (!last) return true;
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ checkpoint: string }>(
+      'SELECT checkpoint FROM projection_checkpoints WHERE name = $1 FOR UPDATE',
+      [projection.name],
+    );
+    if (rows[0]?.checkpoint !== held) {
+      await client.query('ROLLBACK');
+      return false;
+    }
+    await applyEvents(client, projection, tables, run);
+    await client.query(
+      'UPDATE projection_checkpoints SET checkpoint = $2, position = $3, updated_at = now() WHERE name = $1',
+      [projection.name, last.checkpoint, last.position.toString()],
+    );
+    await client.query('COMMIT');
+    return true;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Brings every projection up to the end of the log once, without following it (the CLI without a server). */
+export async function catchUp(
+  pool: pg.Pool,
+  store: EventStore,
+  projections: readonly Projection[],
+): Promise<void> {
+  for (const projection of projections) {
+    const tables = liveTables(projection);
+    let held = await storedCheckpoint(pool, projection.name);
+    for (;;) {
+      const run = await store.readAll(held, { maxCount: MAX_BATCH });
+      if (run.length === 0) break;
+      if (await commitRun(pool, projection, tables, held, run)) {
+        held = run[run.length - 1]?.checkpoint ?? held;
+      } else {
+        held = await storedCheckpoint(pool, projection.name);
+      }
+    }
+  }
+}
+
+export async function storedCheckpoint(pool: pg.Pool | pg.PoolClient, name: string): Promise<string> {
+  const { rows } = await pool.query<{ checkpoint: string }>(
+    'SELECT checkpoint FROM projection_checkpoints WHERE name = $1',
+    [name],
+  );
+  return rows[0]?.checkpoint ?? '';
+}

@@ -1,0 +1,82 @@
+import type { FastifyInstance } from 'fastify';
+import type { EventStore } from '../events/store.ts';
+import { START } from '../events/store.ts';
+import { projections } from '../projections/index.ts';
+import { LiveAccounts } from './accounts/live-state.ts';
+import { AccountService, type IssuedKey } from './accounts/service.ts';
+import type { Config } from './config.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { openEventStore } from './eventstore/open.ts';
+import { loadOrCreateAdminToken } from './http/admin-token.ts';
+import { buildApp } from './http/app.ts';
+import { ProjectionRunner } from './projections/runner.ts';
+import { ensureProjectionTables } from './projections/tables.ts';
+
+export interface Runtime {
+  app: FastifyInstance;
+  database: Database;
+  store: EventStore;
+  live: LiveAccounts;
+  runner: ProjectionRunner;
+  accounts: AccountService;
+  adminToken: string;
+  /** The demo account made on an empty embedded data directory, with its key (shown once). */
+  demo: IssuedKey | undefined;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  log: (line: string) => void;
+}
+
+/** Opens the stores, starts the projections and the in-memory state, and builds the HTTP app (not listening). */
+export async function startRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
+  const embedded = !config.databaseUrl;
+  const unlock = embedded ? await lockDataDir(config.dataDir) : async () => {};
+  const database = await openDatabase(config, { whenRunning: 'restart', log: options.log });
+  const store = await openEventStore(config, database);
+  await ensureProjectionTables(database.pool, projections);
+  const runner = new ProjectionRunner({
+    pool: database.pool,
+    store,
+    projections,
+    onError: (name, error) => options.log(`projection ${name} failed, retrying: ${String(error)}`),
+  });
+  runner.start();
+  const live = new LiveAccounts(store);
+  await live.start((error) => options.log(`live state subscription failed, retrying: ${String(error)}`));
+  const accounts = new AccountService(store, async (keyId) => live.keyOwner(keyId));
+  const adminToken = await loadOrCreateAdminToken(config.adminToken, config.dataDir);
+
+  let demo: IssuedKey | undefined;
+  if (
+    embedded &&
+    config.eventStore === 'postgres' &&
+    (await store.readAll(START, { maxCount: 1 })).length === 0
+  ) {
+    demo = await accounts.createAccount('demo');
+    if (config.demoCreditCents > 0)
+      await accounts.topUp(demo.account_id, config.demoCreditCents, 'demo-credit');
+  }
+
+  const app = await buildApp({ pool: database.pool, live, accounts, adminToken, logLevel: config.logLevel });
+  return {
+    app,
+    database,
+    store,
+    live,
+    runner,
+    accounts,
+    adminToken,
+    demo,
+    async close() {
+      await app.close();
+      await runner.stop();
+      await live.stop();
+      await store.close();
+      await database.close();
+      await unlock();
+    },
+  };
+}

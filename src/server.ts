@@ -1,0 +1,38 @@
+import { loadConfig } from './config.ts';
+import { startRuntime } from './runtime.ts';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const runtime = await startRuntime(config, { log });
+  let closing: Promise<void> | undefined;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    log(`${signal} received: finishing requests and pending appends`);
+    closing = runtime.close().then(
+      () => process.exit(0),
+      (error) => {
+        log(`shutdown failed: ${String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  const address = await runtime.app.listen({ port: config.port, host: config.host });
+  const store = config.eventStore === 'esdb' ? `EventStoreDB at ${config.esdbUrl}` : 'PostgreSQL';
+  const where = config.databaseUrl ? 'external PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`;
+  log(`gateway listening on ${address} (events: ${store}; read models: ${where})`);
+  if (runtime.demo) {
+    log(`Demo account ${runtime.demo.account_id} created with ${config.demoCreditCents} cents of credit.`);
+    log('Its API key, shown this once:');
+    process.stdout.write(`${runtime.demo.key}\n`);
+  }
+}
+
+main().catch((error) => {
+  log(`gateway failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
