@@ -21,7 +21,13 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
-  const address = await runtime.app.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await runtime.app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
   const store = config.eventStore === 'esdb' ? `EventStoreDB at ${config.esdbUrl}` : 'PostgreSQL';
   const where = config.databaseUrl ? 'external PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`;
   log(`gateway listening on ${address} (events: ${store}; read models: ${where})`);

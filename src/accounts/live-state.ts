@@ -92,7 +92,7 @@ export class LiveAccounts {
       }
       default: {
         const _exhaustive: never = event;
-        return _exhaustive;
+        return;
       }
     }
   }

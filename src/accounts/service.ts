@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { NewKey } from '../../commands/account/decide.ts';
-import { handleAccountCommand } from '../../commands/account/handler.ts';
+import { AccountCommands } from '../../commands/account/handler.ts';
 import { DomainError } from '../../commands/errors.ts';
 import { NANOS_PER_CENT } from '../../events/money.ts';
 import type { EventStore } from '../../events/store.ts';
@@ -27,16 +27,19 @@ export type KeyOwnerLookup = (keyId: string) => Promise<string | undefined>;
 
 /** The operator's account actions, shared by the admin routes and the CLI's direct mode. */
 export class AccountService {
+  private readonly commands: AccountCommands;
+
   constructor(
-    private readonly store: EventStore,
+    store: EventStore,
     private readonly keyOwner: KeyOwnerLookup,
-  ) {}
+  ) {
+    this.commands = new AccountCommands(store);
+  }
 
   async createAccount(name: string, correlationId?: string): Promise<IssuedKey> {
     const accountId = `acct_${randomBytes(12).toString('hex')}`;
     const { key, record } = generateKey();
-    await handleAccountCommand(
-      this.store,
+    await this.commands.handle(
       accountId,
       { type: 'OpenAccount', accountId, name, rateLimitRpm: DEFAULT_RATE_LIMIT_RPM, key: record },
       { now: new Date(), correlationId },
@@ -51,12 +54,7 @@ export class AccountService {
   }
 
   private async issue(accountId: string, key: NewKey, correlationId?: string): Promise<void> {
-    await handleAccountCommand(
-      this.store,
-      accountId,
-      { type: 'IssueKey', key },
-      { now: new Date(), correlationId },
-    );
+    await this.commands.handle(accountId, { type: 'IssueKey', key }, { now: new Date(), correlationId });
   }
 
   async revokeKey(
@@ -65,12 +63,7 @@ export class AccountService {
   ): Promise<{ key_id: string; account_id: string; revoked: true }> {
     const accountId = await this.keyOwner(keyId);
     if (!accountId) throw new DomainError('not_found', `key ${keyId} not found`, 'key_id');
-    await handleAccountCommand(
-      this.store,
-      accountId,
-      { type: 'RevokeKey', keyId },
-      { now: new Date(), correlationId },
-    );
+    await this.commands.handle(accountId, { type: 'RevokeKey', keyId }, { now: new Date(), correlationId });
     return { key_id: keyId, account_id: accountId, revoked: true };
   }
 
@@ -83,8 +76,7 @@ export class AccountService {
     if (!Number.isSafeInteger(cents) || cents <= 0) {
       throw new DomainError('invalid', 'cents must be a positive integer', 'cents');
     }
-    const { events } = await handleAccountCommand(
-      this.store,
+    const { events } = await this.commands.handle(
       accountId,
       { type: 'TopUp', reference, amountNanos: BigInt(cents) * NANOS_PER_CENT },
       { now: new Date(), correlationId },

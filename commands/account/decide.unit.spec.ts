@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountEvent } from '../../events/account.ts';
+import { DomainError } from '../errors.ts';
+import { type AccountCommand, decide, type NewKey } from './decide.ts';
+import { evolve, initialState } from './state.ts';
+
+const key: NewKey = { keyId: 'key_1', keyHash: 'a'.repeat(64), keyPrefix: 'sk-gw-abcdef' };
+const opened: AccountEvent[] = [
+  { type: 'AccountOpened', data: { accountId: 'acct_1', name: 'Acme', rateLimitRpm: 600 } },
+  { type: 'ApiKeyIssued', data: { ...key, accountId: 'acct_1' } },
+];
+
+/** Given past events, when a command, then new events (or a refusal). */
+function given(events: AccountEvent[]) {
+  const state = events.reduce(evolve, initialState());
+  return { when: (command: AccountCommand) => () => decide(command, state) };
+}
+
+describe('account decider', () => {
+  it('opens an account with its first key', () => {
+    const then = given([]).when({
+      type: 'OpenAccount',
+      accountId: 'acct_1',
+      name: 'Acme',
+      rateLimitRpm: 600,
+      key,
+    });
+    expect(then()).toEqual(opened);
+  });
+
+  it('refuses to open an account twice, or with a blank name', () => {
+    const again = given(opened).when({
+      type: 'OpenAccount',
+      accountId: 'acct_1',
+      name: 'X',
+      rateLimitRpm: 1,
+      key,
+    });
+    expect(again).toThrow(DomainError);
+    const blank = given([]).when({
+      type: 'OpenAccount',
+      accountId: 'acct_2',
+      name: ' ',
+      rateLimitRpm: 1,
+      key,
+    });
+    expect(blank).toThrow(/name/);
+  });
+
+  it('issues further keys only on an existing account', () => {
+    const second = { ...key, keyId: 'key_2' };
+    expect(given(opened).when({ type: 'IssueKey', key: second })()).toEqual([
+      { type: 'ApiKeyIssued', data: { ...second, accountId: 'acct_1' } },
+    ]);
+    expect(given([]).when({ type: 'IssueKey', key: second })).toThrow(/account not found/);
+  });
+
+  it('revokes a key once; revoking it again changes nothing', () => {
+    const revoked: AccountEvent = { type: 'ApiKeyRevoked', data: { keyId: 'key_1', accountId: 'acct_1' } };
+    expect(given(opened).when({ type: 'RevokeKey', keyId: 'key_1' })()).toEqual([revoked]);
+    expect(given([...opened, revoked]).when({ type: 'RevokeKey', keyId: 'key_1' })()).toEqual([]);
+    expect(given(opened).when({ type: 'RevokeKey', keyId: 'key_9' })).toThrow(/key_9 not found/);
+  });
+
+  it('records a top-up once per payment reference', () => {
+    const topUp: AccountCommand = { type: 'TopUp', reference: 'ch_1', amountNanos: 2_500_000_000n };
+    const recorded: AccountEvent = {
+      type: 'AccountToppedUp',
+      data: { accountId: 'acct_1', reference: 'ch_1', amountNanos: '2500000000' },
+    };
+    expect(given(opened).when(topUp)()).toEqual([recorded]);
+    expect(given([...opened, recorded]).when(topUp)()).toEqual([]);
+    const otherAmount = given([...opened, recorded]).when({ ...topUp, amountNanos: 1n });
+    expect(otherAmount).toThrow(/different amount/);
+  });
+
+  it('refuses a top-up that is not positive, or has no reference', () => {
+    expect(given(opened).when({ type: 'TopUp', reference: 'r', amountNanos: 0n })).toThrow(/positive/);
+    expect(given(opened).when({ type: 'TopUp', reference: '', amountNanos: 1n })).toThrow(/reference/);
+  });
+
+  it('folds top-ups into the balance', () => {
+    const state = [
+      ...opened,
+      { type: 'AccountToppedUp', data: { accountId: 'acct_1', reference: 'a', amountNanos: '10' } },
+      { type: 'AccountToppedUp', data: { accountId: 'acct_1', reference: 'b', amountNanos: '5' } },
+    ].reduce((s, e) => evolve(s, e as AccountEvent), initialState());
+    expect(state.balanceNanos).toBe(15n);
+  });
+});
