@@ -6,6 +6,20 @@ import { applyEvents } from './apply.ts';
 import { batches } from './batches.ts';
 
 const MAX_BATCH = 500;
+const LEASE_RETRY_MS = 2000;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 export interface RunnerOptions {
   pool: pg.Pool;
@@ -28,8 +42,50 @@ export class ProjectionRunner {
 
   constructor(private readonly options: RunnerOptions) {}
 
+  /**
+   * Runs the projections while this instance holds the lease (a session advisory lock), so that of several
+   * instances one projects and the others stand by. Correctness does not rest on the lease: the checkpoint lock
+   * already makes a second runner's work roll back.
+   */
   start(): void {
-    for (const projection of this.options.projections) this.loops.push(this.run(projection));
+    this.loops.push(this.holdLease());
+  }
+
+  private async holdLease(): Promise<void> {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      let client: pg.PoolClient | undefined;
+      try {
+        client = await this.options.pool.connect();
+        const { rows } = await client.query<{ held: boolean }>(
+          `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.projections')) AS held`,
+        );
+        if (rows[0]?.held) await this.runWhileConnected(client);
+      } catch (error) {
+        if (!signal.aborted) this.options.onError?.('lease', error);
+      } finally {
+        // Destroying the connection frees the session lock with it.
+        client?.release(true);
+      }
+      if (!signal.aborted) await sleep(LEASE_RETRY_MS, signal);
+    }
+  }
+
+  private async runWhileConnected(lease: pg.PoolClient): Promise<void> {
+    const leased = new AbortController();
+    const stopAll = () => leased.abort();
+    this.controller.signal.addEventListener('abort', stopAll, { once: true });
+    const loops = this.options.projections.map((projection) => this.run(projection, leased.signal));
+    try {
+      while (!leased.signal.aborted) {
+        await sleep(LEASE_RETRY_MS, leased.signal);
+        if (!leased.signal.aborted) await lease.query('SELECT 1');
+      }
+    } finally {
+      leased.abort();
+      this.controller.signal.removeEventListener('abort', stopAll);
+      await Promise.allSettled(loops);
+    }
   }
 
   /** The checkpoint each projection has committed, as last seen by this runner. */
@@ -64,27 +120,26 @@ export class ProjectionRunner {
     await Promise.allSettled(this.loops);
   }
 
-  private async run(projection: Projection): Promise<void> {
-    const signal = this.controller.signal;
+  private async run(projection: Projection, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        await this.follow(projection);
+        await this.follow(projection, signal);
       } catch (error) {
         if (signal.aborted) return;
         this.options.onError?.(projection.name, error);
-        await new Promise((r) => setTimeout(r, 500));
+        await sleep(500, signal);
       }
     }
   }
 
-  private async follow(projection: Projection): Promise<void> {
+  private async follow(projection: Projection, signal: AbortSignal): Promise<void> {
     const { pool, store } = this.options;
     const tables = liveTables(projection);
     let held = await storedCheckpoint(pool, projection.name);
     this.advance(projection.name, held);
     const local = new AbortController();
     const stop = () => local.abort();
-    this.controller.signal.addEventListener('abort', stop, { once: true });
+    signal.addEventListener('abort', stop, { once: true });
     try {
       for await (const run of batches(store.subscribe(held, local.signal), MAX_BATCH)) {
         const last = run[run.length - 1];
@@ -95,7 +150,7 @@ export class ProjectionRunner {
       }
     } finally {
       local.abort();
-      this.controller.signal.removeEventListener('abort', stop);
+      signal.removeEventListener('abort', stop);
     }
   }
 

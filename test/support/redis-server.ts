@@ -4,11 +4,15 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/db/embedded.ts';
-import type { ThrowawayServer } from './postgres-server.ts';
+import { dockerEngineAvailable, type ThrowawayServer } from './postgres-server.ts';
 
-/** REDIS_URL when given; else a `redis-server` from the local binary on a free port, persisting nothing. */
+/**
+ * REDIS_URL when given; else a container when a Docker engine runs; else a `redis-server` from the local binary
+ * on a free port, persisting nothing.
+ */
 export async function startThrowawayRedis(): Promise<ThrowawayServer> {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, stop: async () => {} };
+  if (await dockerEngineAvailable()) return startContainer();
   if (spawnSync('redis-server', ['--version']).error) {
     throw new Error(
       'redis-server is not installed: install the Debian package "redis-server" (apt-get install -y redis-server) ' +
@@ -50,4 +54,18 @@ async function waitForPort(port: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`redis-server did not listen on port ${port}`);
+}
+
+async function startContainer(): Promise<ThrowawayServer> {
+  const { GenericContainer, Wait } = await import('testcontainers');
+  const container = await new GenericContainer('redis:7-alpine')
+    .withExposedPorts(6379)
+    .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+    .start();
+  return {
+    url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
+    stop: async () => {
+      await container.stop();
+    },
+  };
 }
