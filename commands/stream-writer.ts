@@ -14,6 +14,8 @@ export interface Decider<State, Command, Event> {
 export interface Decision<State, Event> {
   events: Event[];
   state: State;
+  /** The store's checkpoint of the append that carried these events; undefined when there were none. */
+  checkpoint?: string;
 }
 
 interface Pending<State, Command, Event> {
@@ -90,6 +92,7 @@ export class StreamWriter<State, Command, Event> {
           outcomes.push({ ok: false, error });
         }
       }
+      let checkpoint: string | undefined;
       try {
         if (events.length > 0) {
           const expected = start.revision < 0 ? 'no_stream' : start.revision;
@@ -99,6 +102,7 @@ export class StreamWriter<State, Command, Event> {
             expected,
           );
           this.remember(stream, { state, revision: result.nextRevision });
+          checkpoint = result.checkpoint;
         }
       } catch (error) {
         this.known.delete(stream);
@@ -107,8 +111,11 @@ export class StreamWriter<State, Command, Event> {
       }
       batch.forEach((pending, i) => {
         const outcome = outcomes[i];
-        if (outcome?.ok) pending.resolve(outcome.decision);
-        else pending.reject(outcome?.error);
+        if (outcome?.ok) {
+          pending.resolve(
+            outcome.decision.events.length > 0 ? { ...outcome.decision, checkpoint } : outcome.decision,
+          );
+        } else pending.reject(outcome?.error);
       });
       return;
     }

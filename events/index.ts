@@ -9,7 +9,12 @@ export const eventSchemas = { ...accountEventSchemas } as const;
 export type EventType = keyof typeof eventSchemas;
 export type GatewayEvent = AccountEvent;
 
-export const CURRENT_SCHEMA_VERSION = 1;
+/** The schema version each event type is written at now; a type's version rises only with an upcaster. */
+const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {};
+
+export function currentVersion(type: EventType): number {
+  return CURRENT_VERSIONS[type] ?? 1;
+}
 
 /**
  * Upcasters turn the data of an older schema version into the current one, per type and from-version.
@@ -28,7 +33,7 @@ export function parseEvent(stored: Pick<StoredEvent, 'type' | 'data' | 'metadata
   if (!isKnownType(stored.type)) return { ok: false, error: `unknown event type ${stored.type}` };
   let data = stored.data;
   const version = stored.metadata.schemaVersion ?? 1;
-  for (let v = version; v < CURRENT_SCHEMA_VERSION; v++) {
+  for (let v = version; v < currentVersion(stored.type); v++) {
     const up = upcasters[stored.type]?.[v];
     if (!up) return { ok: false, error: `no upcaster for ${stored.type} v${v}` };
     data = up(data);
@@ -52,7 +57,7 @@ export interface EventContext {
 }
 
 export function toNewEvent(event: GatewayEvent, id: string, context: EventContext): NewEvent {
-  const metadata: EventMetadata = { schemaVersion: CURRENT_SCHEMA_VERSION };
+  const metadata: EventMetadata = { schemaVersion: currentVersion(event.type) };
   if (context.correlationId) metadata.correlationId = context.correlationId;
   if (context.causationId) metadata.causationId = context.causationId;
   return { id, type: event.type, data: event.data, metadata, occurredAt: context.now };

@@ -46,7 +46,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   runner.start();
   const live = new LiveAccounts(store);
   await live.start((error) => options.log(`live state subscription failed, retrying: ${String(error)}`));
-  const accounts = new AccountService(store, async (keyId) => live.keyOwner(keyId));
+  const accounts = new AccountService(
+    store,
+    async (keyId) => live.keyOwner(keyId),
+    (checkpoint) => live.waitFor(checkpoint),
+  );
   const adminToken = await loadOrCreateAdminToken(config.adminToken, config.dataDir);
 
   let demo: IssuedKey | undefined;
@@ -55,9 +59,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     config.eventStore === 'postgres' &&
     (await store.readAll(START, { maxCount: 1 })).length === 0
   ) {
-    demo = await accounts.createAccount('demo');
-    if (config.demoCreditCents > 0)
-      await accounts.topUp(demo.account_id, config.demoCreditCents, 'demo-credit');
+    const credit =
+      config.demoCreditCents > 0 ? { cents: config.demoCreditCents, reference: 'demo-credit' } : undefined;
+    demo = await accounts.createAccount('demo', undefined, credit);
   }
 
   const app = await buildApp({ pool: database.pool, live, accounts, adminToken, logLevel: config.logLevel });

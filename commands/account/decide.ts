@@ -3,7 +3,15 @@ import { DomainError } from '../errors.ts';
 import type { AccountState } from './state.ts';
 
 export type AccountCommand =
-  | { type: 'OpenAccount'; accountId: string; name: string; rateLimitRpm: number; key: NewKey }
+  | {
+      type: 'OpenAccount';
+      accountId: string;
+      name: string;
+      rateLimitRpm: number;
+      key: NewKey;
+      /** A credit recorded with the opening itself (the demo account), so that neither exists without the other. */
+      initialTopUp?: { reference: string; amountNanos: bigint };
+    }
   | { type: 'IssueKey'; key: NewKey }
   | { type: 'RevokeKey'; keyId: string }
   | { type: 'TopUp'; reference: string; amountNanos: bigint };
@@ -26,6 +34,18 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
           data: { accountId: command.accountId, name: command.name, rateLimitRpm: command.rateLimitRpm },
         },
         { type: 'ApiKeyIssued', data: { ...command.key, accountId: command.accountId } },
+        ...(command.initialTopUp
+          ? [
+              {
+                type: 'AccountToppedUp' as const,
+                data: {
+                  accountId: command.accountId,
+                  reference: command.initialTopUp.reference,
+                  amountNanos: command.initialTopUp.amountNanos.toString(),
+                },
+              },
+            ]
+          : []),
       ];
     case 'IssueKey':
       requireAccount(state);

@@ -28,6 +28,24 @@ describe('account decider', () => {
     expect(then()).toEqual(opened);
   });
 
+  it('opens an account with a credit in the same append when asked (the demo account)', () => {
+    const then = given([]).when({
+      type: 'OpenAccount',
+      accountId: 'acct_1',
+      name: 'Acme',
+      rateLimitRpm: 600,
+      key,
+      initialTopUp: { reference: 'demo-credit', amountNanos: 5_000_000_000n },
+    });
+    expect(then()).toEqual([
+      ...opened,
+      {
+        type: 'AccountToppedUp',
+        data: { accountId: 'acct_1', reference: 'demo-credit', amountNanos: '5000000000' },
+      },
+    ]);
+  });
+
   it('refuses to open an account twice, or with a blank name', () => {
     const again = given(opened).when({
       type: 'OpenAccount',

@@ -28,6 +28,7 @@ export class LiveAccounts {
   private readonly controller = new AbortController();
   private following: Promise<void> | undefined;
   private checkpoint = START;
+  private readonly waiters = new Set<() => void>();
 
   constructor(private readonly store: EventStore) {}
 
@@ -56,6 +57,7 @@ export class LiveAccounts {
 
   private apply(stored: StoredEvent): void {
     this.checkpoint = stored.checkpoint;
+    for (const wake of this.waiters) wake();
     const parsed = parseEvent(stored);
     if (!parsed.ok) return;
     const event = parsed.event;
@@ -110,6 +112,25 @@ export class LiveAccounts {
 
   account(accountId: string): LiveAccount | undefined {
     return this.accounts.get(accountId);
+  }
+
+  /**
+   * Resolves once the event at `checkpoint` has been applied (read-your-writes for the admin API: a key it
+   * returns works at once). Gives up quietly after `timeoutMs`; the state catches up regardless.
+   */
+  async waitFor(checkpoint: string, timeoutMs = 2000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.store.compareCheckpoints(this.checkpoint, checkpoint) < 0 && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.waiters.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.max(1, deadline - Date.now()));
+        this.waiters.add(wake);
+      });
+    }
   }
 
   /** The checkpoint of the last event applied. */

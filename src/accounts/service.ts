@@ -25,6 +25,9 @@ export interface TopUpResult {
 /** Resolves which account owns a key (from memory in the server, from the read model in the CLI). */
 export type KeyOwnerLookup = (keyId: string) => Promise<string | undefined>;
 
+/** Called with the checkpoint of each write before it is acknowledged (the server waits for its live state). */
+export type AfterWrite = (checkpoint: string) => Promise<void>;
+
 /** The operator's account actions, shared by the admin routes and the CLI's direct mode. */
 export class AccountService {
   private readonly commands: AccountCommands;
@@ -32,16 +35,38 @@ export class AccountService {
   constructor(
     store: EventStore,
     private readonly keyOwner: KeyOwnerLookup,
+    private readonly afterWrite: AfterWrite = async () => {},
   ) {
     this.commands = new AccountCommands(store);
   }
 
-  async createAccount(name: string, correlationId?: string): Promise<IssuedKey> {
+  private async handle(...args: Parameters<AccountCommands['handle']>) {
+    const decision = await this.commands.handle(...args);
+    if (decision.checkpoint) await this.afterWrite(decision.checkpoint);
+    return decision;
+  }
+
+  async createAccount(
+    name: string,
+    correlationId?: string,
+    initialCredit?: { cents: number; reference: string },
+  ): Promise<IssuedKey> {
     const accountId = `acct_${randomBytes(12).toString('hex')}`;
     const { key, record } = generateKey();
-    await this.commands.handle(
+    const initialTopUp = initialCredit && {
+      reference: initialCredit.reference,
+      amountNanos: BigInt(initialCredit.cents) * NANOS_PER_CENT,
+    };
+    await this.handle(
       accountId,
-      { type: 'OpenAccount', accountId, name, rateLimitRpm: DEFAULT_RATE_LIMIT_RPM, key: record },
+      {
+        type: 'OpenAccount',
+        accountId,
+        name,
+        rateLimitRpm: DEFAULT_RATE_LIMIT_RPM,
+        key: record,
+        initialTopUp,
+      },
       { now: new Date(), correlationId },
     );
     return { account_id: accountId, key_id: record.keyId, key };
@@ -54,7 +79,7 @@ export class AccountService {
   }
 
   private async issue(accountId: string, key: NewKey, correlationId?: string): Promise<void> {
-    await this.commands.handle(accountId, { type: 'IssueKey', key }, { now: new Date(), correlationId });
+    await this.handle(accountId, { type: 'IssueKey', key }, { now: new Date(), correlationId });
   }
 
   async revokeKey(
@@ -63,7 +88,7 @@ export class AccountService {
   ): Promise<{ key_id: string; account_id: string; revoked: true }> {
     const accountId = await this.keyOwner(keyId);
     if (!accountId) throw new DomainError('not_found', `key ${keyId} not found`, 'key_id');
-    await this.commands.handle(accountId, { type: 'RevokeKey', keyId }, { now: new Date(), correlationId });
+    await this.handle(accountId, { type: 'RevokeKey', keyId }, { now: new Date(), correlationId });
     return { key_id: keyId, account_id: accountId, revoked: true };
   }
 
@@ -76,7 +101,7 @@ export class AccountService {
     if (!Number.isSafeInteger(cents) || cents <= 0) {
       throw new DomainError('invalid', 'cents must be a positive integer', 'cents');
     }
-    const { events } = await this.commands.handle(
+    const { events } = await this.handle(
       accountId,
       { type: 'TopUp', reference, amountNanos: BigInt(cents) * NANOS_PER_CENT },
       { now: new Date(), correlationId },

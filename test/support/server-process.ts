@@ -58,8 +58,13 @@ export async function spawnServer(
   // The key line follows the listening line; give stdout a moment to deliver it.
   await new Promise((r) => setTimeout(r, 100));
   const signal = (name: NodeJS.Signals) => {
-    if (how === 'npm-start' && child.pid) process.kill(-child.pid, name);
-    else child.kill(name);
+    try {
+      if (how === 'npm-start' && child.pid) process.kill(-child.pid, name);
+      else child.kill(name);
+    } catch (error) {
+      // The process (group) has already gone.
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
   };
   return { child, signal, url, stdout, stderr: () => errors, exited };
 }

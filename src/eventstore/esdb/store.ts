@@ -173,19 +173,28 @@ export class EsdbEventStore implements EventStore {
   async readAll(from: string, options: ReadAllOptions = {}): Promise<StoredEvent[]> {
     const maxCount = options.maxCount ?? 500;
     const events: StoredEvent[] = [];
-    // A forward read of $all includes the event at its starting position; the port's reads are exclusive.
-    for await (const resolved of this.client.readAll({
-      fromPosition: toPosition(from),
-      direction: FORWARDS,
-      maxCount: maxCount + 1,
-    })) {
-      if (!isGatewayEvent(resolved)) continue;
-      const event = fromResolved(resolved);
-      if (compareCheckpoints(event.checkpoint, from) <= 0) continue;
-      events.push(event);
-      if (events.length === maxCount) break;
+    let position = from;
+    // $all also holds system events, which are skipped: read on until the page is full or the log ends.
+    for (;;) {
+      let read = 0;
+      let last = position;
+      // A forward read of $all includes the event at its starting position; the port's reads are exclusive.
+      for await (const resolved of this.client.readAll({
+        fromPosition: toPosition(position),
+        direction: FORWARDS,
+        maxCount: maxCount + 1,
+      })) {
+        read += 1;
+        if (resolved.event?.position) last = toCheckpoint(resolved.event.position);
+        if (!isGatewayEvent(resolved)) continue;
+        const event = fromResolved(resolved);
+        if (compareCheckpoints(event.checkpoint, from) <= 0) continue;
+        events.push(event);
+        if (events.length === maxCount) return events;
+      }
+      if (read <= maxCount || last === position) return events;
+      position = last;
     }
-    return events;
   }
 
   async *subscribe(from: string, signal: AbortSignal): AsyncIterable<StoredEvent> {
