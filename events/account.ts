@@ -30,11 +30,34 @@ export const AccountToppedUp = z.object({
   amountNanos: Nanos,
 });
 
+/** The operator's settings for an account; absent fields are unchanged. */
+export const AccountSettingsChanged = z.object({
+  accountId: z.string(),
+  rateLimitRpm: z.number().int().positive().optional(),
+  /** `balance.low` fires when the balance falls below this. */
+  balanceLowThresholdNanos: Nanos.optional(),
+});
+
+/** A monthly (UTC calendar month) spending cap for a cost tag. */
+export const TagBudgetSet = z.object({ accountId: z.string(), tag: z.string(), capNanos: Nanos });
+
+/** Yesterday's usage, recorded once per account and UTC day (becomes `usage.daily.summary`). */
+export const DailyUsageSummarized = z.object({
+  accountId: z.string(),
+  day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  requests: z.number().int().nonnegative(),
+  costNanos: Nanos,
+  units: z.number().int().nonnegative(),
+});
+
 export const accountEventSchemas = {
   AccountOpened,
   ApiKeyIssued,
   ApiKeyRevoked,
   AccountToppedUp,
+  AccountSettingsChanged,
+  TagBudgetSet,
+  DailyUsageSummarized,
 } as const;
 
 type Of<T extends keyof typeof accountEventSchemas> = {
@@ -46,6 +69,13 @@ export type AccountOpened = Of<'AccountOpened'>;
 export type ApiKeyIssued = Of<'ApiKeyIssued'>;
 export type ApiKeyRevoked = Of<'ApiKeyRevoked'>;
 export type AccountToppedUp = Of<'AccountToppedUp'>;
-export type AccountEvent = AccountOpened | ApiKeyIssued | ApiKeyRevoked | AccountToppedUp;
+export type AccountEvent =
+  | AccountOpened
+  | ApiKeyIssued
+  | ApiKeyRevoked
+  | AccountToppedUp
+  | Of<'AccountSettingsChanged'>
+  | Of<'TagBudgetSet'>
+  | Of<'DailyUsageSummarized'>;
 
 export const accountStream = (accountId: string) => `account-${accountId}`;

@@ -1,13 +1,19 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { type AccountEvent, accountEventSchemas } from './account.ts';
+import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
+import { type SubAccountEvent, subAccountEventSchemas } from './subaccount.ts';
 
 /** Every event the gateway writes, by type. */
-export const eventSchemas = { ...accountEventSchemas } as const;
+export const eventSchemas = {
+  ...accountEventSchemas,
+  ...budgetEventSchemas,
+  ...subAccountEventSchemas,
+} as const;
 
 export type EventType = keyof typeof eventSchemas;
-export type GatewayEvent = AccountEvent;
+export type GatewayEvent = AccountEvent | BudgetEvent | SubAccountEvent;
 
 /** The schema version each event type is written at now; a type's version rises only with an upcaster. */
 const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {};

@@ -75,7 +75,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     adminToken,
     demo,
     async close() {
-      await app.close();
+      await closeHttp(app);
       await runner.stop();
       await live.stop();
       await store.close();
@@ -83,4 +83,20 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       await unlock();
     },
   };
+}
+
+/**
+ * Stops accepting, lets requests in progress finish, then closes. Keep-alive connections that fall idle after
+ * the close began are closed as they do (Node closes only those idle at the start); anything still open after
+ * the grace period is cut.
+ */
+async function closeHttp(app: FastifyInstance, graceMs = 10_000): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
+  const cut = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(cut);
+  }
 }

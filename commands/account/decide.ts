@@ -14,7 +14,10 @@ export type AccountCommand =
     }
   | { type: 'IssueKey'; key: NewKey }
   | { type: 'RevokeKey'; keyId: string }
-  | { type: 'TopUp'; reference: string; amountNanos: bigint };
+  | { type: 'TopUp'; reference: string; amountNanos: bigint }
+  | { type: 'ChangeSettings'; rateLimitRpm?: number; balanceLowThresholdNanos?: bigint }
+  | { type: 'SetTagBudget'; tag: string; capNanos: bigint }
+  | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number };
 
 /** A key generated outside the decider (randomness is I/O); only its hash reaches the log. */
 export interface NewKey {
@@ -82,6 +85,52 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
         },
       ];
     }
+    case 'ChangeSettings': {
+      requireAccount(state);
+      if (
+        command.rateLimitRpm !== undefined &&
+        !(Number.isSafeInteger(command.rateLimitRpm) && command.rateLimitRpm > 0)
+      ) {
+        throw new DomainError('invalid', 'rate_limit_rpm must be a positive integer', 'rate_limit_rpm');
+      }
+      if (command.balanceLowThresholdNanos !== undefined && command.balanceLowThresholdNanos < 0n) {
+        throw new DomainError('invalid', 'balance_low_cents must not be negative', 'balance_low_cents');
+      }
+      const data = {
+        accountId: state.accountId,
+        ...(command.rateLimitRpm === undefined ? {} : { rateLimitRpm: command.rateLimitRpm }),
+        ...(command.balanceLowThresholdNanos === undefined
+          ? {}
+          : { balanceLowThresholdNanos: command.balanceLowThresholdNanos.toString() }),
+      };
+      return Object.keys(data).length > 1 ? [{ type: 'AccountSettingsChanged', data }] : [];
+    }
+    case 'SetTagBudget':
+      requireAccount(state);
+      if (command.tag.trim() === '') throw new DomainError('invalid', 'tag must not be empty', 'tag');
+      if (command.capNanos < 0n)
+        throw new DomainError('invalid', 'cap_cents must not be negative', 'cap_cents');
+      if (state.tagBudgets.get(command.tag) === command.capNanos) return [];
+      return [
+        {
+          type: 'TagBudgetSet',
+          data: { accountId: state.accountId, tag: command.tag, capNanos: command.capNanos.toString() },
+        },
+      ];
+    case 'SummarizeDay':
+      requireAccount(state);
+      return [
+        {
+          type: 'DailyUsageSummarized',
+          data: {
+            accountId: state.accountId,
+            day: command.day,
+            requests: command.requests,
+            costNanos: command.costNanos.toString(),
+            units: command.units,
+          },
+        },
+      ];
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

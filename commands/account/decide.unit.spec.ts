@@ -103,6 +103,6 @@ describe('account decider', () => {
       { type: 'AccountToppedUp', data: { accountId: 'acct_1', reference: 'a', amountNanos: '10' } },
       { type: 'AccountToppedUp', data: { accountId: 'acct_1', reference: 'b', amountNanos: '5' } },
     ].reduce((s, e) => evolve(s, e as AccountEvent), initialState());
-    expect(state.balanceNanos).toBe(15n);
+    expect(state.toppedUpNanos).toBe(15n);
   });
 });

@@ -8,8 +8,14 @@ export interface AccountState {
   keys: ReadonlyMap<string, { keyHash: string; revoked: boolean }>;
   /** Top-up amounts by payment reference. */
   topUps: ReadonlyMap<string, bigint>;
-  balanceNanos: bigint;
+  /** All top-ups ever; spending is tracked in the budget streams. */
+  toppedUpNanos: bigint;
+  balanceLowThresholdNanos: bigint;
+  tagBudgets: ReadonlyMap<string, bigint>;
 }
+
+/** `balance.low` fires below $1.00 unless the operator sets another threshold. */
+export const DEFAULT_BALANCE_LOW_NANOS = 1_000_000_000n;
 
 export function initialState(): AccountState {
   return {
@@ -19,7 +25,9 @@ export function initialState(): AccountState {
     rateLimitRpm: 0,
     keys: new Map(),
     topUps: new Map(),
-    balanceNanos: 0n,
+    toppedUpNanos: 0n,
+    balanceLowThresholdNanos: DEFAULT_BALANCE_LOW_NANOS,
+    tagBudgets: new Map(),
   };
 }
 
@@ -48,9 +56,25 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
       return {
         ...state,
         topUps: new Map(state.topUps).set(event.data.reference, amount),
-        balanceNanos: state.balanceNanos + amount,
+        toppedUpNanos: state.toppedUpNanos + amount,
       };
     }
+    case 'AccountSettingsChanged':
+      return {
+        ...state,
+        rateLimitRpm: event.data.rateLimitRpm ?? state.rateLimitRpm,
+        balanceLowThresholdNanos:
+          event.data.balanceLowThresholdNanos === undefined
+            ? state.balanceLowThresholdNanos
+            : BigInt(event.data.balanceLowThresholdNanos),
+      };
+    case 'TagBudgetSet':
+      return {
+        ...state,
+        tagBudgets: new Map(state.tagBudgets).set(event.data.tag, BigInt(event.data.capNanos)),
+      };
+    case 'DailyUsageSummarized':
+      return state;
     default: {
       const _exhaustive: never = event;
       return _exhaustive;

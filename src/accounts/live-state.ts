@@ -1,3 +1,4 @@
+import { DEFAULT_BALANCE_LOW_NANOS } from '../../commands/account/state.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { parseEvent } from '../../events/index.ts';
 import { type EventStore, START } from '../../events/store.ts';
@@ -7,13 +8,32 @@ export interface KeyHolder {
   keyId: string;
   accountId: string;
   keyHash: string;
+  /** Set for a sub-account's scoped key. */
+  subAccountId: string | null;
 }
 
 export interface LiveAccount {
   accountId: string;
   name: string;
+  openedAt: Date;
   rateLimitRpm: number;
-  balanceNanos: bigint;
+  /** Lifetime top-ups; spending lives in the budget streams. */
+  toppedUpNanos: bigint;
+  balanceLowThresholdNanos: bigint;
+  tagBudgets: Map<string, bigint>;
+}
+
+export interface LiveSubAccount {
+  subAccountId: string;
+  accountId: string;
+  name: string;
+  externalRef: string | null;
+  spendCapNanos: bigint;
+  rateLimitRpm: number;
+  defaultTag: string | null;
+  keyId: string;
+  createdAt: Date;
+  deleted: boolean;
 }
 
 /**
@@ -25,6 +45,7 @@ export class LiveAccounts {
   private readonly keysByHash = new Map<string, KeyHolder>();
   private readonly keysById = new Map<string, KeyHolder>();
   private readonly accounts = new Map<string, LiveAccount>();
+  private readonly subAccounts = new Map<string, LiveSubAccount>();
   private readonly controller = new AbortController();
   private following: Promise<void> | undefined;
   private checkpoint = START;
@@ -66,37 +87,114 @@ export class LiveAccounts {
         this.accounts.set(event.data.accountId, {
           accountId: event.data.accountId,
           name: event.data.name,
+          openedAt: stored.occurredAt,
           rateLimitRpm: event.data.rateLimitRpm,
-          balanceNanos: this.accounts.get(event.data.accountId)?.balanceNanos ?? 0n,
+          toppedUpNanos: 0n,
+          balanceLowThresholdNanos: DEFAULT_BALANCE_LOW_NANOS,
+          tagBudgets: new Map(),
         });
         return;
-      case 'ApiKeyIssued': {
-        const holder = {
-          keyId: event.data.keyId,
-          accountId: event.data.accountId,
-          keyHash: event.data.keyHash,
-        };
-        this.keysByHash.set(holder.keyHash, holder);
-        this.keysById.set(holder.keyId, holder);
+      case 'ApiKeyIssued':
+        this.addKey({ ...event.data, subAccountId: null });
         return;
-      }
-      case 'ApiKeyRevoked': {
-        const holder = this.keysById.get(event.data.keyId);
-        if (holder) this.keysByHash.delete(holder.keyHash);
+      case 'ApiKeyRevoked':
+        this.removeKey(event.data.keyId);
         return;
-      }
       case 'AccountToppedUp': {
         // The store holds each top-up once (its id derives from the reference) and delivers each event once.
         const account = this.accounts.get(event.data.accountId);
-        if (!account) return;
-        account.balanceNanos += BigInt(event.data.amountNanos);
+        if (account) account.toppedUpNanos += BigInt(event.data.amountNanos);
         return;
       }
+      case 'AccountSettingsChanged': {
+        const account = this.accounts.get(event.data.accountId);
+        if (!account) return;
+        if (event.data.rateLimitRpm !== undefined) account.rateLimitRpm = event.data.rateLimitRpm;
+        if (event.data.balanceLowThresholdNanos !== undefined) {
+          account.balanceLowThresholdNanos = BigInt(event.data.balanceLowThresholdNanos);
+        }
+        return;
+      }
+      case 'TagBudgetSet':
+        this.accounts.get(event.data.accountId)?.tagBudgets.set(event.data.tag, BigInt(event.data.capNanos));
+        return;
+      case 'SubAccountCreated': {
+        const data = event.data;
+        this.subAccounts.set(data.subAccountId, {
+          subAccountId: data.subAccountId,
+          accountId: data.accountId,
+          name: data.name,
+          externalRef: data.externalRef,
+          spendCapNanos: BigInt(data.spendCapNanos),
+          rateLimitRpm: data.rateLimitRpm,
+          defaultTag: data.defaultTag,
+          keyId: data.keyId,
+          createdAt: stored.occurredAt,
+          deleted: false,
+        });
+        this.addKey({ ...data, subAccountId: data.subAccountId });
+        return;
+      }
+      case 'SubAccountUpdated': {
+        const sub = this.subAccounts.get(event.data.subAccountId);
+        if (!sub) return;
+        const { name, externalRef, spendCapNanos, rateLimitRpm, defaultTag } = event.data;
+        if (name !== undefined) sub.name = name;
+        if (externalRef !== undefined) sub.externalRef = externalRef;
+        if (spendCapNanos !== undefined) sub.spendCapNanos = BigInt(spendCapNanos);
+        if (rateLimitRpm !== undefined) sub.rateLimitRpm = rateLimitRpm;
+        if (defaultTag !== undefined) sub.defaultTag = defaultTag;
+        return;
+      }
+      case 'SubAccountDeleted': {
+        const sub = this.subAccounts.get(event.data.subAccountId);
+        if (sub) sub.deleted = true;
+        this.removeKey(event.data.keyId);
+        return;
+      }
+      // Spending is decided in the budget streams' own writers; nothing here depends on it.
+      case 'DailyUsageSummarized':
+      case 'BudgetMonthOpened':
+      case 'BudgetMonthClosed':
+      case 'SpendReserved':
+      case 'SpendSettled':
+      case 'SpendOverrun':
+      case 'SpendReleased':
+      case 'BalanceLowReached':
+      case 'BalanceExhausted':
+      case 'TagUsageThresholdExceeded':
+      case 'SubAccountSpendExceeded':
+        return;
       default: {
         const _exhaustive: never = event;
         return;
       }
     }
+  }
+
+  private addKey(key: {
+    keyId: string;
+    accountId: string;
+    keyHash: string;
+    subAccountId: string | null;
+  }): void {
+    const holder: KeyHolder = {
+      keyId: key.keyId,
+      accountId: key.accountId,
+      keyHash: key.keyHash,
+      subAccountId: key.subAccountId,
+    };
+    this.keysByHash.set(holder.keyHash, holder);
+    this.keysById.set(holder.keyId, holder);
+  }
+
+  private removeKey(keyId: string): void {
+    const holder = this.keysById.get(keyId);
+    if (holder) this.keysByHash.delete(holder.keyHash);
+  }
+
+  subAccount(subAccountId: string): LiveSubAccount | undefined {
+    return this.subAccounts.get(subAccountId);
   }
 
   /** The live key's holder, or undefined for an unknown or revoked key. */

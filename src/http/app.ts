@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { AccountService } from '../accounts/service.ts';
 import { authPlugin } from './auth.ts';
-import { describeError } from './errors.ts';
+import { ApiError, describeError } from './errors.ts';
 import { registerRoutes } from './routes.ts';
 
 export interface AppDeps {
@@ -26,13 +26,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    return503OnClosing: true,
+    // Refused in the API's own error shape instead (below).
+    return503OnClosing: false,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new ApiError(503, 'api_error', 'The gateway is shutting down; retry the request');
+    }
   });
 
   app.setNotFoundHandler(async (request, reply) => {
@@ -47,7 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Set before any route plugin so that every encapsulated context inherits it.
   app.setErrorHandler(async (error, request, reply) => {
     const described = describeError(error);
-    if (described.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (described.status >= 500 && described.status !== 503)
+      request.log.error({ err: error }, 'request failed');
     reply.code(described.status).headers(described.headers).send(described.body);
   });
   await app.register(authPlugin, { live: deps.live, adminToken: deps.adminToken });

@@ -73,7 +73,7 @@ describe('balance', () => {
       (b) => b.cents === 1234,
     );
     expect(balance).toEqual({ cents: 1234, usd: 12.34 });
-    expect(gateway.runtime.live.account(accountId)?.balanceNanos).toBe(12_340_000_000n);
+    expect(gateway.runtime.live.account(accountId)?.toppedUpNanos).toBe(12_340_000_000n);
   });
 
   it('refuses the same reference with another amount', async () => {

@@ -1,0 +1,342 @@
+import type { z } from 'zod';
+import type { BudgetEvent, ChargeDetail } from '../../events/budget.ts';
+import { type BudgetState, type Hold, holdData, pending } from './state.ts';
+
+export interface Carried {
+  lifetimeChargedNanos: bigint;
+  subAccountChargedNanos: ReadonlyMap<string, bigint>;
+  openHolds: Hold[];
+}
+
+/** Caps and balances known outside this stream, resolved by the caller before the command is built. */
+export interface Limits {
+  /** Lifetime top-ups of the account. Top-ups only grow, so a slightly stale figure errs on the safe side. */
+  toppedUpNanos: bigint;
+  balanceLowThresholdNanos: bigint;
+  subAccount: { id: string; capNanos: bigint } | null;
+  tag: { name: string; capNanos: bigint | null } | null;
+}
+
+export type BudgetCommand =
+  | { type: 'OpenMonth'; accountId: string; month: string; carried: Carried }
+  | { type: 'CloseMonth' }
+  | {
+      type: 'Reserve';
+      holdId: string;
+      requestId: string;
+      /** The hold is granted between these: as much as the scopes allow, up to the worst case. */
+      minNanos: bigint;
+      maxNanos: bigint;
+      expiresAt: string;
+      limits: Limits;
+    }
+  | {
+      type: 'Settle';
+      holdId: string;
+      requestId: string;
+      actualNanos: bigint;
+      charge: z.infer<typeof ChargeDetail>;
+      limits: Limits;
+    }
+  | { type: 'Release'; holdId: string; reason: 'failed' | 'cancelled' }
+  | { type: 'ExpireHolds'; now: Date };
+
+/** Thresholds of a tag's monthly budget at which `usage.threshold.exceeded` fires. */
+export const TAG_THRESHOLDS = [80, 100] as const;
+
+export class MonthUnavailable extends Error {
+  override readonly name = 'MonthUnavailable';
+  constructor(readonly state: 'not_opened' | 'closed') {
+    super(`budget month ${state === 'closed' ? 'is closed' : 'is not opened'}`);
+  }
+}
+
+export interface Headroom {
+  scope: 'account' | 'sub_account' | 'tag';
+  remainingNanos: bigint;
+  capNanos: bigint;
+  spentNanos: bigint;
+}
+
+/** What each scope still allows: its limit minus what is posted and what is held. */
+export function headrooms(state: BudgetState, limits: Limits): Headroom[] {
+  const held = pending(state);
+  const spentTotal = state.lifetimeChargedNanos;
+  const result: Headroom[] = [
+    {
+      scope: 'account',
+      remainingNanos: limits.toppedUpNanos - spentTotal - held.total,
+      capNanos: limits.toppedUpNanos,
+      spentNanos: spentTotal,
+    },
+  ];
+  if (limits.subAccount) {
+    const spent = state.subAccountCharged.get(limits.subAccount.id) ?? 0n;
+    result.push({
+      scope: 'sub_account',
+      remainingNanos:
+        limits.subAccount.capNanos - spent - (held.bySubAccount.get(limits.subAccount.id) ?? 0n),
+      capNanos: limits.subAccount.capNanos,
+      spentNanos: spent,
+    });
+  }
+  if (limits.tag && limits.tag.capNanos !== null) {
+    const spent = state.tagCharged.get(limits.tag.name) ?? 0n;
+    result.push({
+      scope: 'tag',
+      remainingNanos: limits.tag.capNanos - spent - (held.byTag.get(limits.tag.name) ?? 0n),
+      capNanos: limits.tag.capNanos,
+      spentNanos: spent,
+    });
+  }
+  return result;
+}
+
+/** The scope that binds tightest. */
+export function binding(state: BudgetState, limits: Limits): Headroom {
+  return headrooms(state, limits).reduce((a, b) => (b.remainingNanos < a.remainingNanos ? b : a));
+}
+
+export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[] {
+  switch (command.type) {
+    case 'OpenMonth':
+      if (state.opened) return [];
+      return [
+        {
+          type: 'BudgetMonthOpened',
+          data: {
+            accountId: command.accountId,
+            month: command.month,
+            lifetimeChargedNanos: command.carried.lifetimeChargedNanos.toString(),
+            subAccountChargedNanos: Object.fromEntries(
+              [...command.carried.subAccountChargedNanos].map(([id, n]) => [id, n.toString()]),
+            ),
+            openHolds: command.carried.openHolds.map(holdData),
+          },
+        },
+      ];
+    case 'CloseMonth':
+      if (!state.opened || state.closed) return [];
+      return [
+        {
+          type: 'BudgetMonthClosed',
+          data: {
+            accountId: state.accountId,
+            month: state.month,
+            lifetimeChargedNanos: state.lifetimeChargedNanos.toString(),
+            subAccountChargedNanos: Object.fromEntries(
+              [...state.subAccountCharged].map(([id, n]) => [id, n.toString()]),
+            ),
+            openHolds: [...state.holds.values()].map(holdData),
+          },
+        },
+      ];
+    case 'Reserve': {
+      requireOpen(state);
+      if (state.holds.has(command.holdId) || state.ended.has(command.holdId)) return [];
+      const tightest = binding(state, command.limits);
+      const granted = min(command.maxNanos, tightest.remainingNanos);
+      if (granted < command.minNanos || granted <= 0n) return refusalNotices(state, command.limits, tightest);
+      return [
+        {
+          type: 'SpendReserved',
+          data: {
+            accountId: state.accountId,
+            month: state.month,
+            holdId: command.holdId,
+            requestId: command.requestId,
+            amountNanos: granted.toString(),
+            subAccountId: command.limits.subAccount?.id ?? null,
+            tag: command.limits.tag?.name ?? null,
+            expiresAt: command.expiresAt,
+          },
+        },
+      ];
+    }
+    case 'Settle':
+      requireOpen(state);
+      return settle(command, state);
+    case 'Release': {
+      requireOpen(state);
+      const hold = state.holds.get(command.holdId);
+      if (!hold) return [];
+      return [released(state, hold, command.reason)];
+    }
+    case 'ExpireHolds': {
+      requireOpen(state);
+      const now = command.now.toISOString();
+      return [...state.holds.values()]
+        .filter((h) => h.expiresAt <= now)
+        .map((h) => released(state, h, 'expired'));
+    }
+    default: {
+      const _exhaustive: never = command;
+      return _exhaustive;
+    }
+  }
+}
+
+function settle(command: Extract<BudgetCommand, { type: 'Settle' }>, state: BudgetState): BudgetEvent[] {
+  if (state.ended.get(command.holdId) === 'settled') return [];
+  // A settle for a hold that was released or expired still charges: the provider billed it.
+  const hold = state.holds.get(command.holdId);
+  const heldNanos = hold?.amountNanos ?? 0n;
+  const chargedNanos = min(command.actualNanos, heldNanos);
+  const scopes = {
+    subAccountId: hold?.subAccountId ?? command.limits.subAccount?.id ?? null,
+    tag: hold?.tag ?? command.limits.tag?.name ?? null,
+  };
+  const common = {
+    accountId: state.accountId,
+    month: state.month,
+    holdId: command.holdId,
+    requestId: command.requestId,
+    ...scopes,
+  };
+  const events: BudgetEvent[] = [
+    {
+      type: 'SpendSettled',
+      data: {
+        ...common,
+        heldNanos: heldNanos.toString(),
+        chargedNanos: chargedNanos.toString(),
+        releasedNanos: (heldNanos - chargedNanos).toString(),
+        charge: command.charge,
+      },
+    },
+  ];
+  const overrun = command.actualNanos - chargedNanos;
+  if (overrun > 0n)
+    events.push({ type: 'SpendOverrun', data: { ...common, overrunNanos: overrun.toString() } });
+  return [...events, ...thresholdNotices(state, events, command.limits)];
+}
+
+function released(state: BudgetState, hold: Hold, reason: 'failed' | 'cancelled' | 'expired'): BudgetEvent {
+  return {
+    type: 'SpendReleased',
+    data: {
+      accountId: state.accountId,
+      month: state.month,
+      holdId: hold.holdId,
+      amountNanos: hold.amountNanos.toString(),
+      reason,
+    },
+  };
+}
+
+/** Notices a refused reservation raises (once each per month): the scope it ran into is exhausted. */
+function refusalNotices(state: BudgetState, limits: Limits, tightest: Headroom): BudgetEvent[] {
+  const base = { accountId: state.accountId, month: state.month };
+  switch (tightest.scope) {
+    case 'account':
+      if (state.raised.has('balance.exhausted')) return [];
+      return [
+        {
+          type: 'BalanceExhausted',
+          data: { ...base, balanceNanos: (limits.toppedUpNanos - state.lifetimeChargedNanos).toString() },
+        },
+      ];
+    case 'sub_account': {
+      const id = limits.subAccount?.id as string;
+      if (state.raised.has(`subaccount:${id}`)) return [];
+      return [
+        {
+          type: 'SubAccountSpendExceeded',
+          data: {
+            ...base,
+            subAccountId: id,
+            capNanos: tightest.capNanos.toString(),
+            spentNanos: tightest.spentNanos.toString(),
+          },
+        },
+      ];
+    }
+    case 'tag': {
+      const tag = limits.tag?.name as string;
+      if (state.raised.has(`tag:${tag}:100`)) return [];
+      return [
+        {
+          type: 'TagUsageThresholdExceeded',
+          data: {
+            ...base,
+            tag,
+            capNanos: tightest.capNanos.toString(),
+            spentNanos: tightest.spentNanos.toString(),
+            thresholdPercent: 100,
+          },
+        },
+      ];
+    }
+    default: {
+      const _exhaustive: never = tightest.scope;
+      return _exhaustive;
+    }
+  }
+}
+
+/** Notices a settlement raises when it carries spending across a threshold. */
+function thresholdNotices(before: BudgetState, settled: BudgetEvent[], limits: Limits): BudgetEvent[] {
+  const charged = settled.reduce((sum, e) => {
+    if (e.type === 'SpendSettled') return sum + BigInt(e.data.chargedNanos);
+    if (e.type === 'SpendOverrun') return sum + BigInt(e.data.overrunNanos);
+    return sum;
+  }, 0n);
+  const base = { accountId: before.accountId, month: before.month };
+  const notices: BudgetEvent[] = [];
+  const balance = limits.toppedUpNanos - before.lifetimeChargedNanos - charged;
+  if (balance <= 0n && !before.raised.has('balance.exhausted')) {
+    notices.push({ type: 'BalanceExhausted', data: { ...base, balanceNanos: balance.toString() } });
+  } else if (balance < limits.balanceLowThresholdNanos && !before.raised.has('balance.low')) {
+    notices.push({
+      type: 'BalanceLowReached',
+      data: {
+        ...base,
+        balanceNanos: balance.toString(),
+        thresholdNanos: limits.balanceLowThresholdNanos.toString(),
+      },
+    });
+  }
+  if (limits.subAccount) {
+    const id = limits.subAccount.id;
+    const spent = (before.subAccountCharged.get(id) ?? 0n) + charged;
+    if (spent >= limits.subAccount.capNanos && !before.raised.has(`subaccount:${id}`)) {
+      notices.push({
+        type: 'SubAccountSpendExceeded',
+        data: {
+          ...base,
+          subAccountId: id,
+          capNanos: limits.subAccount.capNanos.toString(),
+          spentNanos: spent.toString(),
+        },
+      });
+    }
+  }
+  if (limits.tag && limits.tag.capNanos !== null && limits.tag.capNanos > 0n) {
+    const { name, capNanos } = limits.tag;
+    const spent = (before.tagCharged.get(name) ?? 0n) + charged;
+    for (const percent of TAG_THRESHOLDS) {
+      if (spent * 100n >= capNanos * BigInt(percent) && !before.raised.has(`tag:${name}:${percent}`)) {
+        notices.push({
+          type: 'TagUsageThresholdExceeded',
+          data: {
+            ...base,
+            tag: name,
+            capNanos: capNanos.toString(),
+            spentNanos: spent.toString(),
+            thresholdPercent: percent,
+          },
+        });
+      }
+    }
+  }
+  return notices;
+}
+
+function requireOpen(state: BudgetState): void {
+  if (!state.opened) throw new MonthUnavailable('not_opened');
+  if (state.closed) throw new MonthUnavailable('closed');
+}
+
+function min(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}

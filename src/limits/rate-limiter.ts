@@ -1,0 +1,56 @@
+export interface RateDecision {
+  allowed: boolean;
+  /** whole seconds to wait before a retry can succeed; 0 when allowed */
+  retryAfterSeconds: number;
+  remaining: number;
+  limit: number;
+}
+
+/**
+ * Per-key requests-per-minute limiting as a token bucket: capacity = ratePerMinute (a full minute's burst),
+ * refilled continuously at ratePerMinute / 60 tokens a second; each take costs one token; an unseen bucket
+ * starts full; a rate change clamps the stored tokens to the new capacity; a rate <= 0 refuses everything.
+ */
+export interface RateLimiter {
+  take(bucket: string, ratePerMinute: number): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+/**
+ * Below one request a minute a capacity equal to the rate could never hold a whole token, so it would refuse
+ * forever while promising a retry; one token is the smallest bucket that keeps the promise.
+ */
+export function bucketCapacity(ratePerMinute: number): number {
+  return Math.max(1, ratePerMinute);
+}
+
+/** Milliseconds an empty bucket takes to fill: 60 s for any rate of at least one a minute. */
+export function fullRefillMs(ratePerMinute: number): number {
+  return (60_000 * bucketCapacity(ratePerMinute)) / ratePerMinute;
+}
+
+/** Absorbs float drift from summing small refills, so 0.9999999999 tokens count as the 1 they should be. */
+export const TOKEN_EPSILON = 1e-9;
+
+/** NaN counts as non-positive: a misconfigured rate refuses rather than lets everything through. */
+export function refusesAll(ratePerMinute: number): boolean {
+  return !(ratePerMinute > 0);
+}
+
+export function refusedForRate(): RateDecision {
+  return { allowed: false, retryAfterSeconds: 60, remaining: 0, limit: 0 };
+}
+
+export function decision(
+  allowed: boolean,
+  remaining: number,
+  retryAfterMs: number,
+  limit: number,
+): RateDecision {
+  return {
+    allowed,
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(retryAfterMs / 1000)),
+    remaining: Math.max(0, Math.floor(remaining + TOKEN_EPSILON)),
+    limit,
+  };
+}
