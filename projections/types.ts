@@ -16,6 +16,8 @@ export interface Sql {
  */
 export interface Projection {
   name: string;
+  /** Raised whenever the tables or the folding change: a gateway finding another version rebuilds it. */
+  version: number;
   /** Logical table name → DDL creating it under the given physical name. */
   tables: Record<string, (table: string) => string>;
   canHandle: readonly EventType[];

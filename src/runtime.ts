@@ -4,14 +4,20 @@ import { START } from '../events/store.ts';
 import { projections } from '../projections/index.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
 import { AccountService, type IssuedKey } from './accounts/service.ts';
+import { SubAccounts } from './accounts/sub-accounts.ts';
+import { BudgetLedger } from './billing/ledger.ts';
+import { Spending } from './billing/spending.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { openEventStore } from './eventstore/open.ts';
 import { loadOrCreateAdminToken } from './http/admin-token.ts';
 import { buildApp } from './http/app.ts';
+import { openRateLimiter } from './limits/open.ts';
+import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
+import { startWorkers } from './workers/index.ts';
 
 export interface Runtime {
   app: FastifyInstance;
@@ -20,6 +26,7 @@ export interface Runtime {
   live: LiveAccounts;
   runner: ProjectionRunner;
   accounts: AccountService;
+  spending: Spending;
   adminToken: string;
   /** The demo account made on an empty embedded data directory, with its key (shown once). */
   demo: IssuedKey | undefined;
@@ -28,15 +35,21 @@ export interface Runtime {
 
 export interface RuntimeOptions {
   log: (line: string) => void;
+  /** The clock of every decision (tests move it across month boundaries). */
+  clock?: () => Date;
 }
 
 /** Opens the stores, starts the projections and the in-memory state, and builds the HTTP app (not listening). */
 export async function startRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
+  const clock = options.clock ?? (() => new Date());
   const embedded = !config.databaseUrl;
   const unlock = embedded ? await lockDataDir(config.dataDir) : async () => {};
   const database = await openDatabase(config, { whenRunning: 'restart', log: options.log });
   const store = await openEventStore(config, database);
-  await ensureProjectionTables(database.pool, projections);
+  for (const stale of await ensureProjectionTables(database.pool, projections)) {
+    options.log(`read model ${stale.name} changed shape: rebuilding it from the log`);
+    await rebuildProjection(database.pool, store, stale);
+  }
   const runner = new ProjectionRunner({
     pool: database.pool,
     store,
@@ -64,7 +77,21 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     demo = await accounts.createAccount('demo', undefined, credit);
   }
 
-  const app = await buildApp({ pool: database.pool, live, accounts, adminToken, logLevel: config.logLevel });
+  const ledger = new BudgetLedger(store, clock);
+  const spending = new Spending(ledger, live, clock);
+  const subAccounts = new SubAccounts(store, live, database.pool);
+  const limiter = openRateLimiter(config.redisUrl);
+  const workers = startWorkers({ pool: database.pool, spending, accounts, clock, log: options.log });
+  const app = await buildApp({
+    pool: database.pool,
+    live,
+    accounts,
+    subAccounts,
+    spending,
+    limiter,
+    adminToken,
+    logLevel: config.logLevel,
+  });
   return {
     app,
     database,
@@ -74,8 +101,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     accounts,
     adminToken,
     demo,
+    spending,
     async close() {
       await closeHttp(app);
+      await workers.stop();
+      await limiter.close();
       await runner.stop();
       await live.stop();
       await store.close();

@@ -119,6 +119,7 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
       ];
     case 'SummarizeDay':
       requireAccount(state);
+      if (state.summarizedDays.has(command.day)) return [];
       return [
         {
           type: 'DailyUsageSummarized',

@@ -12,6 +12,7 @@ export interface AccountState {
   toppedUpNanos: bigint;
   balanceLowThresholdNanos: bigint;
   tagBudgets: ReadonlyMap<string, bigint>;
+  summarizedDays: ReadonlySet<string>;
 }
 
 /** `balance.low` fires below $1.00 unless the operator sets another threshold. */
@@ -28,6 +29,7 @@ export function initialState(): AccountState {
     toppedUpNanos: 0n,
     balanceLowThresholdNanos: DEFAULT_BALANCE_LOW_NANOS,
     tagBudgets: new Map(),
+    summarizedDays: new Set(),
   };
 }
 
@@ -74,7 +76,7 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
         tagBudgets: new Map(state.tagBudgets).set(event.data.tag, BigInt(event.data.capNanos)),
       };
     case 'DailyUsageSummarized':
-      return state;
+      return { ...state, summarizedDays: new Set(state.summarizedDays).add(event.data.day) };
     default: {
       const _exhaustive: never = event;
       return _exhaustive;

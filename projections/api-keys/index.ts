@@ -2,6 +2,7 @@ import type { Projection } from '../types.ts';
 
 /** API keys by id: owner, display prefix, hash, and revocation time. */
 export const apiKeysProjection: Projection = {
+  version: 1,
   name: 'api_keys',
   tables: {
     api_keys: (t) => `CREATE TABLE IF NOT EXISTS ${t} (

@@ -5,12 +5,14 @@ import type { Projection, Sql } from '../types.ts';
  * when its reference row is new, so a replayed event changes nothing.
  */
 export const balancesProjection: Projection = {
+  version: 2,
   name: 'balances',
   tables: {
     balances: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       account_id text PRIMARY KEY,
       balance_nanos numeric(38, 0) NOT NULL,
       topped_up_nanos numeric(38, 0) NOT NULL,
+      charged_nanos numeric(38, 0) NOT NULL,
       top_up_count integer NOT NULL,
       updated_at timestamptz NOT NULL
     )`,
@@ -22,14 +24,36 @@ export const balancesProjection: Projection = {
       occurred_at timestamptz NOT NULL,
       PRIMARY KEY (account_id, reference)
     )`,
+    charges: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      event_id uuid PRIMARY KEY,
+      account_id text NOT NULL,
+      month text NOT NULL,
+      kind text NOT NULL,
+      request_id text NOT NULL,
+      hold_id text NOT NULL,
+      sub_account_id text,
+      tag text,
+      model text,
+      provider text,
+      lines jsonb,
+      pass_through_nanos numeric(38, 0),
+      fee_nanos numeric(38, 0),
+      discount text,
+      usage_reported boolean,
+      units bigint,
+      held_nanos numeric(38, 0),
+      charged_nanos numeric(38, 0) NOT NULL,
+      occurred_at timestamptz NOT NULL
+    );
+    CREATE INDEX ON ${t} (account_id, month, occurred_at)`,
   },
-  canHandle: ['AccountOpened', 'AccountToppedUp'],
+  canHandle: ['AccountOpened', 'AccountToppedUp', 'SpendSettled', 'SpendOverrun'],
   async evolve(sql, t, event, stored) {
     switch (event.type) {
       case 'AccountOpened':
         await sql.query(
-          `INSERT INTO ${t.balances} (account_id, balance_nanos, topped_up_nanos, top_up_count, updated_at)
-           VALUES ($1, 0, 0, 0, $2) ON CONFLICT (account_id) DO NOTHING`,
+          `INSERT INTO ${t.balances} (account_id, balance_nanos, topped_up_nanos, charged_nanos, top_up_count, updated_at)
+           VALUES ($1, 0, 0, 0, 0, $2) ON CONFLICT (account_id) DO NOTHING`,
           [event.data.accountId, stored.occurredAt],
         );
         return;
@@ -45,6 +69,47 @@ export const balancesProjection: Projection = {
              top_up_count = top_up_count + 1, updated_at = $3
            WHERE account_id = $1`,
           [event.data.accountId, event.data.amountNanos, stored.occurredAt],
+        );
+        return;
+      }
+      case 'SpendSettled':
+      case 'SpendOverrun': {
+        const d = event.data;
+        const settled = event.type === 'SpendSettled' ? event.data : undefined;
+        const amount = settled ? settled.chargedNanos : (d as { overrunNanos: string }).overrunNanos;
+        const inserted = await sql.query(
+          `INSERT INTO ${t.charges} (event_id, account_id, month, kind, request_id, hold_id, sub_account_id, tag, model,
+             provider, lines, pass_through_nanos, fee_nanos, discount, usage_reported, units, held_nanos, charged_nanos,
+             occurred_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+           ON CONFLICT DO NOTHING`,
+          [
+            stored.id,
+            d.accountId,
+            d.month,
+            event.type === 'SpendSettled' ? 'settled' : 'overrun',
+            d.requestId,
+            d.holdId,
+            d.subAccountId,
+            d.tag,
+            settled?.charge.model ?? null,
+            settled?.charge.provider ?? null,
+            settled ? JSON.stringify(settled.charge.lines) : null,
+            settled?.charge.passThroughNanos ?? null,
+            settled?.charge.feeNanos ?? null,
+            settled?.charge.discount ?? null,
+            settled?.charge.usageReported ?? null,
+            settled?.charge.units ?? null,
+            settled?.heldNanos ?? null,
+            amount,
+            stored.occurredAt,
+          ],
+        );
+        if (inserted.rowCount !== 1) return;
+        await sql.query(
+          `UPDATE ${t.balances} SET balance_nanos = balance_nanos - $2, charged_nanos = charged_nanos + $2,
+             updated_at = $3 WHERE account_id = $1`,
+          [d.accountId, amount, stored.occurredAt],
         );
         return;
       }

@@ -197,6 +197,15 @@ export class LiveAccounts {
     return this.subAccounts.get(subAccountId);
   }
 
+  /** The account's sub-accounts that are not deleted, oldest first. */
+  subAccountsOf(accountId: string): LiveSubAccount[] {
+    return [...this.subAccounts.values()].filter((s) => s.accountId === accountId && !s.deleted);
+  }
+
+  accountIds(): string[] {
+    return [...this.accounts.keys()];
+  }
+
   /** The live key's holder, or undefined for an unknown or revoked key. */
   authenticate(key: string): KeyHolder | undefined {
     const digest = hashKey(key);

@@ -92,6 +92,46 @@ export class AccountService {
     return { key_id: keyId, account_id: accountId, revoked: true };
   }
 
+  async setTagBudget(
+    accountId: string,
+    tag: string,
+    capCents: number,
+    correlationId?: string,
+  ): Promise<void> {
+    await this.handle(
+      accountId,
+      { type: 'SetTagBudget', tag, capNanos: BigInt(capCents) * NANOS_PER_CENT },
+      { now: new Date(), correlationId },
+    );
+  }
+
+  async changeSettings(
+    accountId: string,
+    settings: { rateLimitRpm?: number; balanceLowCents?: number },
+    correlationId?: string,
+  ): Promise<void> {
+    await this.handle(
+      accountId,
+      {
+        type: 'ChangeSettings',
+        rateLimitRpm: settings.rateLimitRpm,
+        balanceLowThresholdNanos:
+          settings.balanceLowCents === undefined
+            ? undefined
+            : BigInt(settings.balanceLowCents) * NANOS_PER_CENT,
+      },
+      { now: new Date(), correlationId },
+    );
+  }
+
+  async summarizeDay(
+    accountId: string,
+    day: string,
+    usage: { requests: number; costNanos: bigint; units: number },
+  ): Promise<void> {
+    await this.handle(accountId, { type: 'SummarizeDay', day, ...usage }, { now: new Date() });
+  }
+
   async topUp(
     accountId: string,
     cents: number,

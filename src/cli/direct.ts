@@ -5,6 +5,7 @@ import { AccountService } from '../accounts/service.ts';
 import type { Config } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { openEventStore } from '../eventstore/open.ts';
+import { rebuildProjection } from '../projections/rebuild.ts';
 import { catchUp } from '../projections/runner.ts';
 import { ensureProjectionTables } from '../projections/tables.ts';
 
@@ -23,7 +24,9 @@ export interface DirectSession {
 export async function openDirect(config: Config): Promise<DirectSession> {
   const database = await openDatabase(config, { whenRunning: 'attach' });
   const store = await openEventStore(config, database);
-  await ensureProjectionTables(database.pool, projections);
+  for (const stale of await ensureProjectionTables(database.pool, projections)) {
+    await rebuildProjection(database.pool, store, stale);
+  }
   await catchUp(database.pool, store, projections);
   const accounts = new AccountService(
     store,

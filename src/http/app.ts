@@ -1,17 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type pg from 'pg';
-import type { LiveAccounts } from '../accounts/live-state.ts';
-import type { AccountService } from '../accounts/service.ts';
 import { authPlugin } from './auth.ts';
 import { ApiError, describeError } from './errors.ts';
-import { registerRoutes } from './routes.ts';
+import { type RouteDeps, registerRoutes } from './routes.ts';
 
-export interface AppDeps {
-  pool: pg.Pool;
-  live: LiveAccounts;
-  accounts: AccountService;
+export interface AppDeps extends RouteDeps {
   adminToken: string;
   logLevel?: string;
 }

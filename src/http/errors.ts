@@ -1,6 +1,7 @@
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type DomainErrorKind } from '../../commands/errors.ts';
+import { TopUpRequired } from '../../commands/subaccount/decide.ts';
 
 /** Every `type` the API can answer with; `code` in the body is always the HTTP status. */
 export type ApiErrorType =
@@ -10,6 +11,10 @@ export type ApiErrorType =
   | 'not_found_error'
   | 'conflict_error'
   | 'rate_limit_error'
+  | 'budget_exceeded'
+  | 'insufficient_balance'
+  | 'topup_required'
+  | 'model_not_found'
   | 'api_error';
 
 export class ApiError extends Error {
@@ -50,6 +55,7 @@ export function describeError(error: unknown): DescribedError {
 
 function classify(error: unknown): [number, ApiErrorType, string, Record<string, string>] {
   if (error instanceof ApiError) return [error.status, error.type, error.message, error.headers];
+  if (error instanceof TopUpRequired) return [402, 'topup_required', error.message, {}];
   if (error instanceof DomainError) {
     const [status, type] = domainStatus[error.kind];
     return [status, type, error.message, {}];

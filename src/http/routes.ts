@@ -1,12 +1,25 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
+import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { AccountService } from '../accounts/service.ts';
+import type { SubAccounts } from '../accounts/sub-accounts.ts';
+import type { Spending } from '../billing/spending.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { rateLimitHook, requireMainKey } from './limits.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
 import { balanceRoutes } from './routes/v1/balance.ts';
+import { budgetRoutes } from './routes/v1/budgets.ts';
+import { chatRoutes } from './routes/v1/chat.ts';
+import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
+import { usageRoutes } from './routes/v1/usage.ts';
 
 export interface RouteDeps {
   pool: pg.Pool;
+  live: LiveAccounts;
   accounts: AccountService;
+  subAccounts: SubAccounts;
+  spending: Spending;
+  limiter: RateLimiter;
 }
 
 /** Paths to handlers, and which credential each prefix demands. */
@@ -14,7 +27,13 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', v1.requireApiKey);
-      await v1.register(balanceRoutes(deps.pool));
+      v1.addHook('onRequest', rateLimitHook(deps.limiter, deps.live));
+      v1.addHook('onRequest', requireMainKey);
+      await v1.register(balanceRoutes(deps.pool, deps.live));
+      await v1.register(chatRoutes({ spending: deps.spending, live: deps.live }));
+      await v1.register(subAccountRoutes(deps.subAccounts, deps.pool));
+      await v1.register(budgetRoutes(deps.accounts, deps.pool));
+      await v1.register(usageRoutes(deps.pool, deps.live));
     },
     { prefix: '/v1' },
   );

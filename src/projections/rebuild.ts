@@ -58,8 +58,8 @@ export async function rebuildProjection(
       await client.query(`ALTER TABLE ${fresh} RENAME TO ${live}`);
     }
     await client.query(
-      'UPDATE projection_checkpoints SET checkpoint = $2, position = $3, updated_at = now() WHERE name = $1',
-      [projection.name, checkpoint, position.toString()],
+      'UPDATE projection_checkpoints SET checkpoint = $2, position = $3, version = $4, updated_at = now() WHERE name = $1',
+      [projection.name, checkpoint, position.toString(), projection.version],
     );
     await client.query('COMMIT');
   } catch (error) {

@@ -6,7 +6,8 @@ export const CHECKPOINTS_DDL = `CREATE TABLE IF NOT EXISTS projection_checkpoint
   checkpoint text NOT NULL,
   position bigint NOT NULL,
   updated_at timestamptz NOT NULL
-)`;
+);
+ALTER TABLE projection_checkpoints ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 0`;
 
 /** Creates the projection's tables under the given physical names, each once. */
 export async function createTables(
@@ -23,10 +24,15 @@ export async function createTables(
   }
 }
 
+/**
+ * Creates missing tables and checkpoint rows; returns the projections whose stored version differs from the
+ * code's (their tables must be rebuilt before use).
+ */
 export async function ensureProjectionTables(
   pool: pg.Pool,
   projections: readonly Projection[],
-): Promise<void> {
+): Promise<Projection[]> {
+  const stale: Projection[] = [];
   const client = await pool.connect();
   try {
     await client.query(`SELECT pg_advisory_lock(hashtext(current_schema() || '.projection_ddl'))`);
@@ -38,11 +44,17 @@ export async function ensureProjectionTables(
         Object.fromEntries(Object.keys(projection.tables).map((t) => [t, t])),
       );
       await client.query(
-        `INSERT INTO projection_checkpoints (name, checkpoint, position, updated_at) VALUES ($1, '', 0, now())
-         ON CONFLICT (name) DO NOTHING`,
+        `INSERT INTO projection_checkpoints (name, checkpoint, position, updated_at, version)
+         VALUES ($1, '', 0, now(), $2) ON CONFLICT (name) DO NOTHING`,
+        [projection.name, projection.version],
+      );
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT version FROM projection_checkpoints WHERE name = $1',
         [projection.name],
       );
+      if (rows[0]?.version !== projection.version) stale.push(projection);
     }
+    return stale;
   } finally {
     await client.query(`SELECT pg_advisory_unlock(hashtext(current_schema() || '.projection_ddl'))`);
     client.release();

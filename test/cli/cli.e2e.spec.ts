@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projections } from '../../projections/index.ts';
 import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
@@ -106,7 +107,7 @@ describe('projections from the CLI', () => {
     expect(before[0]?.length).toBeGreaterThan(0);
     const rebuilt = await runCli(['projections', 'rebuild'], gateway.env);
     expect(rebuilt.code).toBe(0);
-    expect(rebuilt.json).toHaveLength(3);
+    expect(rebuilt.json).toHaveLength(projections.length);
     expect(await snapshot()).toEqual(before);
 
     // The live runner resumes from the swapped-in checkpoint: a new event lands once.

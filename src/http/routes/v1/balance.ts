@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type pg from 'pg';
 import { z } from 'zod';
 import { NANOS_PER_CENT } from '../../../../events/money.ts';
 import { balanceNanos } from '../../../../projections/balances/index.ts';
+import type { Sql } from '../../../../projections/types.ts';
+import type { LiveAccounts } from '../../../accounts/live-state.ts';
 
 export const Balance = z.object({ cents: z.number().int(), usd: z.number() });
 
@@ -12,10 +13,23 @@ export function toBalance(nanos: bigint): z.infer<typeof Balance> {
   return { cents: Number(cents), usd: Number(cents) / 100 };
 }
 
+/**
+ * The account's prepaid balance (top-ups less charges) from the balance read model. A sub-account key sees
+ * what is left of its own spend cap instead: its customer has no business with the account's money.
+ */
 export const balanceRoutes =
-  (pool: pg.Pool): FastifyPluginAsyncZod =>
+  (sql: Sql, live: LiveAccounts): FastifyPluginAsyncZod =>
   async (app) => {
-    app.get('/balance', { schema: { response: { 200: Balance } } }, async (request) =>
-      toBalance((await balanceNanos(pool, request.auth.accountId)) ?? 0n),
-    );
+    app.get('/balance', { schema: { response: { 200: Balance } } }, async (request) => {
+      const subAccountId = request.auth.subAccountId;
+      if (subAccountId) {
+        const cap = live.subAccount(subAccountId)?.spendCapNanos ?? 0n;
+        const { rows } = await sql.query<{ spent: string | null }>(
+          'SELECT sum(cost_nanos)::text AS spent FROM usage WHERE account_id = $1 AND sub_account_id = $2',
+          [request.auth.accountId, subAccountId],
+        );
+        return toBalance(cap - BigInt(rows[0]?.spent ?? '0'));
+      }
+      return toBalance((await balanceNanos(sql, request.auth.accountId)) ?? 0n);
+    });
   };

@@ -1,0 +1,101 @@
+import { firstTime, guardTable } from '../guard.ts';
+import type { Projection, Sql } from '../types.ts';
+
+/**
+ * Usage per account, month, sub-account ('' for the account's own keys) and tag ('' for untagged), and per
+ * UTC day: requests, charged nano-dollars, and units (tokens for chat).
+ */
+export const usageProjection: Projection = {
+  name: 'usage',
+  version: 1,
+  tables: {
+    usage: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      account_id text NOT NULL,
+      month text NOT NULL,
+      sub_account_id text NOT NULL,
+      tag text NOT NULL,
+      requests bigint NOT NULL,
+      cost_nanos numeric(38, 0) NOT NULL,
+      units bigint NOT NULL,
+      PRIMARY KEY (account_id, month, sub_account_id, tag)
+    )`,
+    usage_daily: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      account_id text NOT NULL,
+      day date NOT NULL,
+      requests bigint NOT NULL,
+      cost_nanos numeric(38, 0) NOT NULL,
+      units bigint NOT NULL,
+      PRIMARY KEY (account_id, day)
+    )`,
+    usage_events: guardTable,
+  },
+  canHandle: ['SpendSettled', 'SpendOverrun'],
+  async evolve(sql, t, event, stored) {
+    if (event.type !== 'SpendSettled' && event.type !== 'SpendOverrun') return;
+    if (!(await firstTime(sql, t.usage_events as string, stored.id))) return;
+    const settled = event.type === 'SpendSettled';
+    const cost = settled ? event.data.chargedNanos : event.data.overrunNanos;
+    const requests = settled ? 1 : 0;
+    const units = settled ? event.data.charge.units : 0;
+    await sql.query(
+      `INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, requests, cost_nanos, units)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (account_id, month, sub_account_id, tag) DO UPDATE SET requests = ${t.usage}.requests + $5,
+         cost_nanos = ${t.usage}.cost_nanos + $6, units = ${t.usage}.units + $7`,
+      [
+        event.data.accountId,
+        event.data.month,
+        event.data.subAccountId ?? '',
+        event.data.tag ?? '',
+        requests,
+        cost,
+        units,
+      ],
+    );
+    await sql.query(
+      `INSERT INTO ${t.usage_daily} (account_id, day, requests, cost_nanos, units)
+       VALUES ($1, ($2::timestamptz AT TIME ZONE 'UTC')::date, $3, $4, $5)
+       ON CONFLICT (account_id, day) DO UPDATE SET requests = ${t.usage_daily}.requests + $3,
+         cost_nanos = ${t.usage_daily}.cost_nanos + $4, units = ${t.usage_daily}.units + $5`,
+      [event.data.accountId, stored.occurredAt, requests, cost, units],
+    );
+  },
+};
+
+export interface UsageRow {
+  key: string;
+  requests: string;
+  cost_nanos: string;
+  units: string;
+}
+
+/** One month's usage grouped by tag or by sub-account, optionally limited to one sub-account. */
+export async function usageBy(
+  sql: Sql,
+  group: 'tag' | 'sub_account_id',
+  accountId: string,
+  month: string,
+  subAccountId?: string,
+): Promise<UsageRow[]> {
+  const { rows } = await sql.query<UsageRow & Record<string, unknown>>(
+    `SELECT ${group} AS key, sum(requests)::text AS requests, sum(cost_nanos)::text AS cost_nanos,
+            sum(units)::text AS units
+     FROM usage WHERE account_id = $1 AND month = $2 AND ($3::text IS NULL OR sub_account_id = $3)
+     GROUP BY ${group} ORDER BY ${group}`,
+    [accountId, month, subAccountId ?? null],
+  );
+  return rows;
+}
+
+export async function dailyUsage(sql: Sql, day: string) {
+  const { rows } = await sql.query<{
+    account_id: string;
+    requests: string;
+    cost_nanos: string;
+    units: string;
+  }>(
+    'SELECT account_id, requests::text, cost_nanos::text, units::text FROM usage_daily WHERE day = $1::date',
+    [day],
+  );
+  return rows;
+}

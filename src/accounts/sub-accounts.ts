@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { SubAccountCommands } from '../../commands/subaccount/handler.ts';
+import { NANOS_PER_CENT } from '../../events/money.ts';
+import type { EventStore } from '../../events/store.ts';
+import type { Sql } from '../../projections/types.ts';
+import { nanosToCents } from '../billing/charge.ts';
+import { ApiError } from '../http/errors.ts';
+import { generateKey } from './keys.ts';
+import type { KeyHolder, LiveAccounts, LiveSubAccount } from './live-state.ts';
+
+export interface SubAccountInput {
+  name?: string;
+  external_ref?: string | null;
+  spend_cap_cents?: number;
+  rate_limit_rpm?: number;
+  default_tag?: string | null;
+}
+
+export interface SubAccountRecord {
+  id: string;
+  object: 'sub_account';
+  name: string;
+  external_ref: string | null;
+  spend_cap_cents: number;
+  /** The effective limit: what was asked for, capped at the account's own. */
+  rate_limit_rpm: number;
+  default_tag: string | null;
+  created_at: number;
+  spent_cents: number;
+  key?: string;
+}
+
+/** Sub-accounts: scoped keys with their own cap, rate limit and default tag, read from the live state. */
+export class SubAccounts {
+  private readonly commands: SubAccountCommands;
+
+  constructor(
+    store: EventStore,
+    private readonly live: LiveAccounts,
+    private readonly sql: Sql,
+  ) {
+    this.commands = new SubAccountCommands(store);
+  }
+
+  async create(
+    auth: KeyHolder,
+    input: Required<Pick<SubAccountInput, 'name' | 'spend_cap_cents'>> & SubAccountInput,
+    requestId: string,
+  ) {
+    const account = this.live.account(auth.accountId);
+    if (!account) throw new ApiError(401, 'authentication_error', 'Unknown account');
+    const subAccountId = `sa_${randomBytes(12).toString('hex')}`;
+    const { key, record } = generateKey();
+    const decision = await this.commands.handle(
+      subAccountId,
+      {
+        type: 'CreateSubAccount',
+        subAccountId,
+        accountId: auth.accountId,
+        accountToppedUp: account.toppedUpNanos > 0n,
+        name: input.name,
+        externalRef: input.external_ref ?? null,
+        spendCapNanos: BigInt(input.spend_cap_cents) * NANOS_PER_CENT,
+        rateLimitRpm: Math.min(input.rate_limit_rpm ?? account.rateLimitRpm, account.rateLimitRpm),
+        defaultTag: input.default_tag ?? null,
+        key: record,
+      },
+      { now: new Date(), correlationId: requestId },
+    );
+    if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
+    return { ...(await this.get(auth, subAccountId)), key };
+  }
+
+  async list(auth: KeyHolder): Promise<SubAccountRecord[]> {
+    const subs = this.live.subAccountsOf(auth.accountId);
+    const spent = await this.spent(auth.accountId);
+    return subs.map((sub) => toRecord(sub, spent.get(sub.subAccountId) ?? 0n));
+  }
+
+  async get(auth: KeyHolder, id: string): Promise<SubAccountRecord> {
+    const sub = this.owned(auth, id);
+    const spent = await this.spent(auth.accountId, id);
+    return toRecord(sub, spent.get(id) ?? 0n);
+  }
+
+  async update(
+    auth: KeyHolder,
+    id: string,
+    input: SubAccountInput,
+    requestId: string,
+  ): Promise<SubAccountRecord> {
+    this.owned(auth, id);
+    const account = this.live.account(auth.accountId);
+    const decision = await this.commands.handle(
+      id,
+      {
+        type: 'UpdateSubAccount',
+        accountId: auth.accountId,
+        changes: {
+          name: input.name,
+          externalRef: input.external_ref,
+          spendCapNanos:
+            input.spend_cap_cents === undefined ? undefined : BigInt(input.spend_cap_cents) * NANOS_PER_CENT,
+          rateLimitRpm:
+            input.rate_limit_rpm === undefined
+              ? undefined
+              : Math.min(input.rate_limit_rpm, account?.rateLimitRpm ?? input.rate_limit_rpm),
+          defaultTag: input.default_tag,
+        },
+      },
+      { now: new Date(), correlationId: requestId },
+    );
+    if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
+    return this.get(auth, id);
+  }
+
+  async delete(auth: KeyHolder, id: string, requestId: string) {
+    this.owned(auth, id);
+    const decision = await this.commands.handle(
+      id,
+      { type: 'DeleteSubAccount', accountId: auth.accountId },
+      { now: new Date(), correlationId: requestId },
+    );
+    if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
+    return { id, object: 'sub_account' as const, deleted: true };
+  }
+
+  private owned(auth: KeyHolder, id: string): LiveSubAccount {
+    const sub = this.live.subAccount(id);
+    if (!sub || sub.deleted || sub.accountId !== auth.accountId) {
+      throw new ApiError(404, 'not_found_error', `No sub-account ${id}`);
+    }
+    return sub;
+  }
+
+  /** Lifetime spending per sub-account, from the usage read model. */
+  private async spent(accountId: string, subAccountId?: string): Promise<Map<string, bigint>> {
+    const { rows } = await this.sql.query<{ sub_account_id: string; cost_nanos: string }>(
+      `SELECT sub_account_id, sum(cost_nanos)::text AS cost_nanos FROM usage
+       WHERE account_id = $1 AND sub_account_id <> '' AND ($2::text IS NULL OR sub_account_id = $2)
+       GROUP BY sub_account_id`,
+      [accountId, subAccountId ?? null],
+    );
+    return new Map(rows.map((r) => [r.sub_account_id, BigInt(r.cost_nanos)]));
+  }
+}
+
+function toRecord(sub: LiveSubAccount, spentNanos: bigint): SubAccountRecord {
+  return {
+    id: sub.subAccountId,
+    object: 'sub_account',
+    name: sub.name,
+    external_ref: sub.externalRef,
+    spend_cap_cents: Number(sub.spendCapNanos / NANOS_PER_CENT),
+    rate_limit_rpm: sub.rateLimitRpm,
+    default_tag: sub.defaultTag,
+    created_at: Math.floor(sub.createdAt.getTime() / 1000),
+    spent_cents: nanosToCents(spentNanos),
+  };
+}

@@ -1,0 +1,99 @@
+import { type BudgetCommand, type Carried, decide, MonthUnavailable } from '../../commands/budget/decide.ts';
+import { type BudgetState, evolve, initialState } from '../../commands/budget/state.ts';
+import { type Decision, StreamWriter } from '../../commands/stream-writer.ts';
+import { type BudgetEvent, budgetStream, monthOf, nextMonth, previousMonth } from '../../events/budget.ts';
+import { deterministicEventId, parseEvent, toNewEvent } from '../../events/index.ts';
+import type { EventStore } from '../../events/store.ts';
+
+export type BudgetDecision = Decision<BudgetState, BudgetEvent>;
+
+/**
+ * The account's spending, one stream per UTC month. Commands go to the current month's stream through one
+ * in-process writer per stream; a month is opened (carrying lifetime charges and open holds over) the first
+ * time it is needed, after closing the month before.
+ */
+export class BudgetLedger {
+  private readonly writer: StreamWriter<BudgetState, BudgetCommand, BudgetEvent>;
+  private readonly opened = new Set<string>();
+
+  constructor(
+    store: EventStore,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
+    this.writer = new StreamWriter(store, {
+      initialState,
+      evolve,
+      decide,
+      parse: (stored) => {
+        const parsed = parseEvent(stored);
+        return parsed.ok ? (parsed.event as BudgetEvent) : undefined;
+      },
+      serialize: (event, _command, stream) =>
+        toNewEvent(event, deterministicEventId(eventName(stream, event)), { now: this.clock() }),
+    });
+  }
+
+  /** Submits a command to the account's current month, opening it first if need be. */
+  async submit(accountId: string, firstMonth: string, command: BudgetCommand): Promise<BudgetDecision> {
+    let month = monthOf(this.clock());
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await this.ensureOpen(accountId, month, firstMonth);
+      try {
+        return await this.writer.submit(budgetStream(accountId, month), command);
+      } catch (error) {
+        // Another instance's clock already moved the account into the next month.
+        if (!(error instanceof MonthUnavailable) || error.state !== 'closed') throw error;
+        this.opened.delete(`${accountId}/${month}`);
+        month = nextMonth(month);
+      }
+    }
+    throw new Error(`could not find an open budget month for ${accountId}`);
+  }
+
+  private async ensureOpen(accountId: string, month: string, firstMonth: string): Promise<void> {
+    const key = `${accountId}/${month}`;
+    if (this.opened.has(key)) return;
+    let carried: Carried = { lifetimeChargedNanos: 0n, subAccountChargedNanos: new Map(), openHolds: [] };
+    if (month > firstMonth) {
+      const before = previousMonth(month);
+      await this.ensureOpen(accountId, before, firstMonth);
+      const closed = await this.writer.submit(budgetStream(accountId, before), { type: 'CloseMonth' });
+      carried = {
+        lifetimeChargedNanos: closed.state.lifetimeChargedNanos,
+        subAccountChargedNanos: closed.state.subAccountCharged,
+        openHolds: [...closed.state.holds.values()],
+      };
+    }
+    await this.writer.submit(budgetStream(accountId, month), {
+      type: 'OpenMonth',
+      accountId,
+      month,
+      carried,
+    });
+    this.opened.add(key);
+  }
+}
+
+/** Ids derive from what the event is about, so a retried command can never be stored twice. */
+function eventName(stream: string, event: BudgetEvent): string {
+  const data = event.data as {
+    holdId?: string;
+    tag?: string;
+    subAccountId?: string;
+    thresholdPercent?: number;
+  };
+  switch (event.type) {
+    case 'SpendReserved':
+    case 'SpendSettled':
+    case 'SpendOverrun':
+    case 'SpendReleased':
+      return `${event.data.accountId}/hold/${data.holdId}/${event.type}`;
+    case 'TagUsageThresholdExceeded':
+      return `${stream}/${event.type}/${data.tag}/${data.thresholdPercent}`;
+    case 'SubAccountSpendExceeded':
+      return `${stream}/${event.type}/${data.subAccountId}`;
+    default:
+      // Month opening and closing, and the once-a-month balance notices.
+      return `${stream}/${event.type}`;
+  }
+}

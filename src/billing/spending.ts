@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { binding, type Headroom, type Limits } from '../../commands/budget/decide.ts';
+import type { ChargeDetail } from '../../events/budget.ts';
+import { monthOf } from '../../events/budget.ts';
+import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
+import { ApiError } from '../http/errors.ts';
+import { type Charge, nanosToCents } from './charge.ts';
+import type { BudgetLedger } from './ledger.ts';
+
+/** How long an unsettled hold lives before the expiry worker releases it. */
+export const HOLD_TTL_MS = 15 * 60 * 1000;
+
+export interface Hold {
+  holdId: string;
+  requestId: string;
+  grantedNanos: bigint;
+  accountId: string;
+  limits: Limits;
+}
+
+export interface SettleInput {
+  actualNanos: bigint;
+  model: string;
+  provider: string;
+  charge: Charge;
+  usageReported: boolean;
+  units: number;
+}
+
+/**
+ * Reservations against every cap at once (the account's balance, the sub-account's spend cap, the tag's monthly
+ * budget), then settlement of the actual cost. The two-phase shape of a TigerBeetle transfer: reserve, post at
+ * most the reserved amount, release the rest; release on failure; holds expire.
+ */
+export class Spending {
+  constructor(
+    private readonly ledger: BudgetLedger,
+    private readonly live: LiveAccounts,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  limits(auth: KeyHolder, tag: string | null): Limits {
+    const account = this.live.account(auth.accountId);
+    if (!account) throw new ApiError(401, 'authentication_error', 'Unknown account');
+    const sub = auth.subAccountId ? this.live.subAccount(auth.subAccountId) : undefined;
+    return {
+      toppedUpNanos: account.toppedUpNanos,
+      balanceLowThresholdNanos: account.balanceLowThresholdNanos,
+      subAccount: sub ? { id: sub.subAccountId, capNanos: sub.spendCapNanos } : null,
+      tag: tag === null ? null : { name: tag, capNanos: account.tagBudgets.get(tag) ?? null },
+    };
+  }
+
+  private firstMonth(accountId: string): string {
+    const opened = this.live.account(accountId)?.openedAt ?? this.clock();
+    return monthOf(opened);
+  }
+
+  /** Holds between `minNanos` and `maxNanos` (as much as every scope allows), or refuses with 402. */
+  async reserve(
+    auth: KeyHolder,
+    request: { requestId: string; tag: string | null; minNanos: bigint; maxNanos: bigint },
+  ): Promise<Hold> {
+    const limits = this.limits(auth, request.tag);
+    const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
+    const decision = await this.ledger.submit(auth.accountId, this.firstMonth(auth.accountId), {
+      type: 'Reserve',
+      holdId,
+      requestId: request.requestId,
+      minNanos: request.minNanos,
+      maxNanos: request.maxNanos,
+      expiresAt: new Date(this.clock().getTime() + HOLD_TTL_MS).toISOString(),
+      limits,
+    });
+    const reserved = decision.events.find((e) => e.type === 'SpendReserved');
+    if (!reserved) throw refusal(binding(decision.state, limits), request.minNanos, limits);
+    return {
+      holdId,
+      requestId: request.requestId,
+      grantedNanos: BigInt(reserved.data.amountNanos),
+      accountId: auth.accountId,
+      limits,
+    };
+  }
+
+  async settle(hold: Hold, input: SettleInput): Promise<void> {
+    const charge: z.infer<typeof ChargeDetail> = {
+      model: input.model,
+      provider: input.provider,
+      lines: input.charge.lines.map((l) => ({
+        ...l,
+        unitPriceNanosPerMillion: l.unitPriceNanosPerMillion.toString(),
+      })),
+      passThroughNanos: input.charge.passThroughNanos.toString(),
+      feeNanos: input.charge.feeNanos.toString(),
+      discount: input.charge.discount,
+      discountNanos: input.charge.discountNanos.toString(),
+      usageReported: input.usageReported,
+      units: input.units,
+    };
+    const account = this.live.account(hold.accountId);
+    await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
+      type: 'Settle',
+      holdId: hold.holdId,
+      requestId: hold.requestId,
+      actualNanos: input.actualNanos,
+      charge,
+      // Settlement notices use the freshest balance; the scopes stay those of the hold.
+      limits: { ...hold.limits, toppedUpNanos: account?.toppedUpNanos ?? hold.limits.toppedUpNanos },
+    });
+  }
+
+  async release(hold: Hold, reason: 'failed' | 'cancelled'): Promise<void> {
+    await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
+      type: 'Release',
+      holdId: hold.holdId,
+      reason,
+    });
+  }
+
+  async expire(accountId: string): Promise<number> {
+    const decision = await this.ledger.submit(accountId, this.firstMonth(accountId), {
+      type: 'ExpireHolds',
+      now: this.clock(),
+    });
+    return decision.events.length;
+  }
+}
+
+const dollars = (nanos: bigint) =>
+  `$${(nanosToCents(nanos) / 100).toFixed(nanos % 10_000_000n === 0n ? 2 : 6)}`;
+
+function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): ApiError {
+  const need = `this request needs up to ${dollars(neededNanos > 0n ? neededNanos : 1n)}`;
+  switch (tightest.scope) {
+    case 'account':
+      return new ApiError(
+        402,
+        'insufficient_balance',
+        `Insufficient balance: ${dollars(tightest.remainingNanos > 0n ? tightest.remainingNanos : 0n)} available, ${need}. Top up to continue.`,
+      );
+    case 'sub_account':
+      return new ApiError(
+        402,
+        'budget_exceeded',
+        `Spend cap of sub-account ${limits.subAccount?.id} reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}; ${need}.`,
+      );
+    case 'tag':
+      return new ApiError(
+        402,
+        'budget_exceeded',
+        `Monthly budget of tag '${limits.tag?.name}' reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}; ${need}.`,
+      );
+    default: {
+      const _exhaustive: never = tightest.scope;
+      return _exhaustive;
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+const Message = z
+  .object({
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+    content: z.union([z.string(), z.array(z.record(z.string(), z.unknown())), z.null()]).optional(),
+    name: z.string().optional(),
+    tool_calls: z.array(z.unknown()).optional(),
+    tool_call_id: z.string().optional(),
+  })
+  .loose();
+
+/** The chat-completions request; fields the gateway does not use pass through to the provider untouched. */
+export const ChatCompletionRequest = z
+  .object({
+    model: z.string().min(1).optional(),
+    baseline_model: z.string().optional(),
+    messages: z.array(Message).min(1, 'messages must hold at least one message'),
+    stream: z.boolean().optional(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).loose().optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    max_tokens: z.number().int().positive().optional(),
+    max_completion_tokens: z.number().int().positive().optional(),
+    reasoning_effort: z.enum(['none', 'low', 'medium', 'high', 'xhigh', 'max']).optional(),
+    tools: z.array(z.unknown()).optional(),
+    tool_choice: z.unknown().optional(),
+    response_format: z.object({ type: z.string() }).loose().optional(),
+    webhook_url: z.string().url().optional(),
+    cache: z.enum(['auto', 'force', 'semantic', 'skip']).optional(),
+  })
+  .loose();
+
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+const TAG = /^[\x21-\x7e][\x20-\x7e]{0,127}$/;
+
+/** The cost tag: the `x-gw-tag` header, else the sub-account's default tag. */
+export function requestTag(header: string | string[] | undefined, fallback: string | null): string | null {
+  if (header === undefined) return fallback;
+  const value = (Array.isArray(header) ? header[0] : header)?.trim() ?? '';
+  if (!TAG.test(value)) return null;
+  return value;
+}
+
+export function isValidTag(header: string | string[] | undefined): boolean {
+  if (header === undefined) return true;
+  const value = (Array.isArray(header) ? header[0] : header)?.trim() ?? '';
+  return TAG.test(value);
+}

@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Sql } from '../../../../projections/types.ts';
+import type { SubAccounts } from '../../../accounts/sub-accounts.ts';
+import { currentMonth, Month, usageRows } from './usage.ts';
+
+const Id = z.object({ id: z.string().min(1) });
+const Tag = z.string().trim().min(1).max(128);
+const Settings = z.object({
+  name: z.string().trim().min(1).max(200),
+  spend_cap_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  external_ref: z.string().max(200).nullable().optional(),
+  rate_limit_rpm: z.number().int().positive().max(1_000_000).optional(),
+  default_tag: Tag.nullable().optional(),
+});
+
+/** Management of sub-accounts: main keys only (the route table marks them so). */
+export const subAccountRoutes =
+  (subAccounts: SubAccounts, sql: Sql): FastifyPluginAsyncZod =>
+  async (app) => {
+    const config = { mainKeyOnly: true };
+    app.post('/sub-accounts', { config, schema: { body: Settings } }, (request) =>
+      subAccounts.create(request.auth, request.body, request.id),
+    );
+    app.get('/sub-accounts', { config }, async (request) => ({
+      object: 'list',
+      data: await subAccounts.list(request.auth),
+    }));
+    app.get('/sub-accounts/:id', { config, schema: { params: Id } }, (request) =>
+      subAccounts.get(request.auth, request.params.id),
+    );
+    app.patch('/sub-accounts/:id', { config, schema: { params: Id, body: Settings.partial() } }, (request) =>
+      subAccounts.update(request.auth, request.params.id, request.body, request.id),
+    );
+    app.delete('/sub-accounts/:id', { config, schema: { params: Id } }, (request) =>
+      subAccounts.delete(request.auth, request.params.id, request.id),
+    );
+    app.get(
+      '/sub-accounts/:id/usage',
+      { config, schema: { params: Id, querystring: z.object({ month: Month.optional() }) } },
+      async (request) => {
+        const record = await subAccounts.get(request.auth, request.params.id);
+        const month = request.query.month ?? currentMonth();
+        const byTag = await usageRows(sql, 'tag', request.auth.accountId, month, record.id);
+        const total = byTag.reduce(
+          (sum, row) => ({
+            requests: sum.requests + row.requests,
+            cost_cents: sum.cost_cents + row.cost_cents,
+            units: sum.units + row.units,
+          }),
+          { requests: 0, cost_cents: 0, units: 0 },
+        );
+        return {
+          object: 'sub_account.usage',
+          sub_account_id: record.id,
+          external_ref: record.external_ref,
+          month,
+          ...total,
+          cost_cents: Number(total.cost_cents.toFixed(7)),
+          spend_cap_cents: record.spend_cap_cents,
+          spent_cents: record.spent_cents,
+          by_tag: byTag.map((row) => ({
+            tag: row.key,
+            requests: row.requests,
+            cost_cents: row.cost_cents,
+            units: row.units,
+          })),
+        };
+      },
+    );
+  };

@@ -1,0 +1,84 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { monthOf } from '../../../../events/budget.ts';
+import type { Sql } from '../../../../projections/types.ts';
+import { usageBy } from '../../../../projections/usage/index.ts';
+import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { nanosToCents } from '../../../billing/charge.ts';
+
+export const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a month as YYYY-MM');
+export const currentMonth = () => monthOf(new Date());
+
+export interface UsageLine {
+  key: string;
+  requests: number;
+  cost_cents: number;
+  units: number;
+}
+
+export async function usageRows(
+  sql: Sql,
+  group: 'tag' | 'sub_account_id',
+  accountId: string,
+  month: string,
+  subAccountId?: string,
+): Promise<UsageLine[]> {
+  return (await usageBy(sql, group, accountId, month, subAccountId)).map((row) => ({
+    key: row.key,
+    requests: Number(row.requests),
+    cost_cents: nanosToCents(BigInt(row.cost_nanos)),
+    units: Number(row.units),
+  }));
+}
+
+/** Usage reports from the usage read model. A sub-account key sees only its own usage. */
+export const usageRoutes =
+  (sql: Sql, live: LiveAccounts): FastifyPluginAsyncZod =>
+  async (app) => {
+    const query = { querystring: z.object({ month: Month.optional() }) };
+    app.get('/usage/by-tag', { schema: query }, async (request) => {
+      const month = request.query.month ?? currentMonth();
+      const rows = await usageRows(
+        sql,
+        'tag',
+        request.auth.accountId,
+        month,
+        request.auth.subAccountId ?? undefined,
+      );
+      return {
+        month,
+        data: rows.map((row) => ({
+          tag: row.key,
+          requests: row.requests,
+          cost_cents: row.cost_cents,
+          units: row.units,
+        })),
+      };
+    });
+    app.get('/usage/by-sub-account', { schema: query }, async (request) => {
+      const month = request.query.month ?? currentMonth();
+      const rows = await usageRows(
+        sql,
+        'sub_account_id',
+        request.auth.accountId,
+        month,
+        request.auth.subAccountId ?? undefined,
+      );
+      return {
+        month,
+        data: rows
+          .filter((row) => row.key !== '')
+          .map((row) => {
+            const sub = live.subAccount(row.key);
+            return {
+              sub_account_id: row.key,
+              name: sub?.name ?? null,
+              external_ref: sub?.externalRef ?? null,
+              requests: row.requests,
+              cost_cents: row.cost_cents,
+              units: row.units,
+            };
+          }),
+      };
+    });
+  };

@@ -1,0 +1,84 @@
+import type pg from 'pg';
+import { accountsWithExpiredHolds } from '../../projections/holds/index.ts';
+import { dailyUsage } from '../../projections/usage/index.ts';
+import type { AccountService } from '../accounts/service.ts';
+import type { Spending } from '../billing/spending.ts';
+
+export interface WorkerDeps {
+  pool: pg.Pool;
+  spending: Spending;
+  accounts: AccountService;
+  clock: () => Date;
+  log: (line: string) => void;
+  expiryIntervalMs?: number;
+  summaryIntervalMs?: number;
+}
+
+/** A daily summary waits this long into the UTC day, so that yesterday's last charges are projected. */
+const SUMMARY_DELAY_MS = 5 * 60 * 1000;
+
+/**
+ * Background work read from the read models: releasing holds that expired unsettled, and recording each
+ * account's usage of the previous UTC day. Both are idempotent (the deciders ignore repeats), so every instance
+ * may run them.
+ */
+export function startWorkers(deps: WorkerDeps): { stop(): Promise<void> } {
+  const controller = new AbortController();
+  let summarized = '';
+  const expire = async () => {
+    for (const accountId of await accountsWithExpiredHolds(deps.pool, deps.clock())) {
+      await deps.spending.expire(accountId);
+    }
+  };
+  const summarize = async () => {
+    const day = new Date(deps.clock().getTime() - SUMMARY_DELAY_MS - 24 * 3600 * 1000)
+      .toISOString()
+      .slice(0, 10);
+    if (day === summarized) return;
+    for (const row of await dailyUsage(deps.pool, day)) {
+      await deps.accounts.summarizeDay(row.account_id, day, {
+        requests: Number(row.requests),
+        costNanos: BigInt(row.cost_nanos),
+        units: Number(row.units),
+      });
+    }
+    summarized = day;
+  };
+  const loops = [
+    every(deps.expiryIntervalMs ?? 30_000, expire, controller.signal, (e) =>
+      deps.log(`hold expiry failed: ${e}`),
+    ),
+    every(deps.summaryIntervalMs ?? 60_000, summarize, controller.signal, (e) =>
+      deps.log(`daily summary failed: ${e}`),
+    ),
+  ];
+  return {
+    async stop() {
+      controller.abort();
+      await Promise.allSettled(loops);
+    },
+  };
+}
+
+async function every(
+  ms: number,
+  work: () => Promise<void>,
+  signal: AbortSignal,
+  onError: (e: unknown) => void,
+) {
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+    if (signal.aborted) return;
+    await work().catch(onError);
+  }
+}
