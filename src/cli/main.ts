@@ -11,6 +11,8 @@ import { findRunningGateway, RemoteError } from './remote.ts';
 const USAGE = `Usage: npm run gateway -- <command>
 
   accounts create --name NAME                        open an account; prints {"account_id", "key", "key_id"}
+  accounts update --account ID [--rate-limit-rpm N] [--balance-low-cents N]
+                                                     the account's requests per minute, and where balance.low fires
   keys create --account ID                           issue another key for an account
   keys revoke --key-id ID                            revoke a key at once
   topup --account ID --cents N --reference REF       record a payment; the same REF credits once
@@ -30,6 +32,15 @@ function required(flags: Flags, name: string): string {
   return value;
 }
 
+function optionalInteger(flags: Flags, name: string, min: number): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new UsageError(`--${name} must be an integer of at least ${min}`);
+  return value;
+}
+
 async function run(argv: string[]): Promise<unknown> {
   const { positionals, values } = parseArgs({
     args: argv,
@@ -40,6 +51,8 @@ async function run(argv: string[]): Promise<unknown> {
       'key-id': { type: 'string' },
       cents: { type: 'string' },
       reference: { type: 'string' },
+      'rate-limit-rpm': { type: 'string' },
+      'balance-low-cents': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -77,6 +90,22 @@ async function accountCommand(
     case 'accounts create': {
       const name = required(flags, 'name');
       return { path: '/accounts', body: { name }, direct: (s) => s.accounts.createAccount(name) };
+    }
+    case 'accounts update': {
+      const account = required(flags, 'account');
+      const rpm = optionalInteger(flags, 'rate-limit-rpm', 1);
+      const low = optionalInteger(flags, 'balance-low-cents', 0);
+      if (rpm === undefined && low === undefined)
+        throw new UsageError('give --rate-limit-rpm or --balance-low-cents');
+      const body = { rate_limit_rpm: rpm, balance_low_cents: low };
+      return {
+        path: `/accounts/${encodeURIComponent(account)}/settings`,
+        body,
+        direct: async (s) => {
+          await s.accounts.changeSettings(account, { rateLimitRpm: rpm, balanceLowCents: low });
+          return { account_id: account, ...body };
+        },
+      };
     }
     case 'keys create': {
       const account = required(flags, 'account');

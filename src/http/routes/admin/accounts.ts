@@ -27,6 +27,32 @@ export const adminAccountRoutes =
     );
 
     app.post(
+      '/accounts/:accountId/settings',
+      {
+        schema: {
+          params: AccountId,
+          body: z
+            .object({
+              rate_limit_rpm: z.number().int().positive().max(1_000_000).optional(),
+              balance_low_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+            })
+            .refine((b) => b.rate_limit_rpm !== undefined || b.balance_low_cents !== undefined, {
+              message: 'give rate_limit_rpm or balance_low_cents',
+            }),
+        },
+      },
+      async (request) => {
+        const { rate_limit_rpm, balance_low_cents } = request.body;
+        await accounts.changeSettings(
+          request.params.accountId,
+          { rateLimitRpm: rate_limit_rpm, balanceLowCents: balance_low_cents },
+          request.id,
+        );
+        return { account_id: request.params.accountId, rate_limit_rpm, balance_low_cents };
+      },
+    );
+
+    app.post(
       '/accounts/:accountId/top-ups',
       {
         schema: {
