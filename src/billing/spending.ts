@@ -133,6 +133,8 @@ const dollars = (nanos: bigint) =>
 
 function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): ApiError {
   const need = `this request needs up to ${dollars(neededNanos > 0n ? neededNanos : 1n)}`;
+  const heldNanos = tightest.capNanos - tightest.spentNanos - tightest.remainingNanos;
+  const held = heldNanos > 0n ? ` (and ${dollars(heldNanos)} held by requests in progress)` : '';
   switch (tightest.scope) {
     case 'account':
       return new ApiError(
@@ -144,13 +146,13 @@ function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): ApiEr
       return new ApiError(
         402,
         'budget_exceeded',
-        `Spend cap of sub-account ${limits.subAccount?.id} reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}; ${need}.`,
+        `Spend cap of sub-account ${limits.subAccount?.id} reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
       );
     case 'tag':
       return new ApiError(
         402,
         'budget_exceeded',
-        `Monthly budget of tag '${limits.tag?.name}' reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}; ${need}.`,
+        `Monthly budget of tag '${limits.tag?.name}' reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
       );
     default: {
       const _exhaustive: never = tightest.scope;

@@ -17,9 +17,18 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+export interface TestGatewayOptions {
+  /** Share another gateway's schema (a second instance over the same store). */
+  schema?: string;
+  clock?: () => Date;
+}
+
 /** A gateway in this process on a free port, over the run's PostgreSQL in a schema of its own. */
-export async function startTestGateway(extra: Record<string, string> = {}): Promise<TestGateway> {
-  const schema = `g_${randomBytes(6).toString('hex')}`;
+export async function startTestGateway(
+  extra: Record<string, string> = {},
+  options: TestGatewayOptions = {},
+): Promise<TestGateway> {
+  const schema = options.schema ?? `g_${randomBytes(6).toString('hex')}`;
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-test-'));
   const adminToken = `gw-admin-${randomBytes(16).toString('hex')}`;
   const env: Record<string, string> = {
@@ -31,7 +40,7 @@ export async function startTestGateway(extra: Record<string, string> = {}): Prom
     LOG_LEVEL: 'warn',
     ...extra,
   };
-  const runtime = await startRuntime(loadConfig(env), { log: () => {} });
+  const runtime = await startRuntime(loadConfig(env), { log: () => {}, clock: options.clock });
   const address = await runtime.app.listen({ port: 0, host: '127.0.0.1' });
   env.GATEWAY_URL = address;
   return {
@@ -50,7 +59,7 @@ export async function startTestGateway(extra: Record<string, string> = {}): Prom
       }),
     async close() {
       await runtime.close();
-      await dropSchema(schema);
+      if (!options.schema) await dropSchema(schema);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
