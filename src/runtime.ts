@@ -63,6 +63,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     store,
     async (keyId) => live.keyOwner(keyId),
     (checkpoint) => live.waitFor(checkpoint),
+    clock,
   );
   const adminToken = await loadOrCreateAdminToken(config.adminToken, config.dataDir);
 
@@ -79,7 +80,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
 
   const ledger = new BudgetLedger(store, clock);
   const spending = new Spending(ledger, live, clock);
-  const subAccounts = new SubAccounts(store, live, database.pool);
+  const subAccounts = new SubAccounts(store, live, database.pool, clock);
   const limiter = openRateLimiter(config.redisUrl);
   const workers = startWorkers({ pool: database.pool, spending, accounts, clock, log: options.log });
   const app = await buildApp({

@@ -36,6 +36,7 @@ export class AccountService {
     store: EventStore,
     private readonly keyOwner: KeyOwnerLookup,
     private readonly afterWrite: AfterWrite = async () => {},
+    private readonly clock: () => Date = () => new Date(),
   ) {
     this.commands = new AccountCommands(store);
   }
@@ -67,7 +68,7 @@ export class AccountService {
         key: record,
         initialTopUp,
       },
-      { now: new Date(), correlationId },
+      { now: this.clock(), correlationId },
     );
     return { account_id: accountId, key_id: record.keyId, key };
   }
@@ -79,7 +80,7 @@ export class AccountService {
   }
 
   private async issue(accountId: string, key: NewKey, correlationId?: string): Promise<void> {
-    await this.handle(accountId, { type: 'IssueKey', key }, { now: new Date(), correlationId });
+    await this.handle(accountId, { type: 'IssueKey', key }, { now: this.clock(), correlationId });
   }
 
   async revokeKey(
@@ -88,7 +89,7 @@ export class AccountService {
   ): Promise<{ key_id: string; account_id: string; revoked: true }> {
     const accountId = await this.keyOwner(keyId);
     if (!accountId) throw new DomainError('not_found', `key ${keyId} not found`, 'key_id');
-    await this.handle(accountId, { type: 'RevokeKey', keyId }, { now: new Date(), correlationId });
+    await this.handle(accountId, { type: 'RevokeKey', keyId }, { now: this.clock(), correlationId });
     return { key_id: keyId, account_id: accountId, revoked: true };
   }
 
@@ -101,7 +102,7 @@ export class AccountService {
     await this.handle(
       accountId,
       { type: 'SetTagBudget', tag, capNanos: BigInt(capCents) * NANOS_PER_CENT },
-      { now: new Date(), correlationId },
+      { now: this.clock(), correlationId },
     );
   }
 
@@ -120,7 +121,7 @@ export class AccountService {
             ? undefined
             : BigInt(settings.balanceLowCents) * NANOS_PER_CENT,
       },
-      { now: new Date(), correlationId },
+      { now: this.clock(), correlationId },
     );
   }
 
@@ -129,7 +130,7 @@ export class AccountService {
     day: string,
     usage: { requests: number; costNanos: bigint; units: number },
   ): Promise<void> {
-    await this.handle(accountId, { type: 'SummarizeDay', day, ...usage }, { now: new Date() });
+    await this.handle(accountId, { type: 'SummarizeDay', day, ...usage }, { now: this.clock() });
   }
 
   async topUp(
@@ -144,7 +145,7 @@ export class AccountService {
     const { events } = await this.handle(
       accountId,
       { type: 'TopUp', reference, amountNanos: BigInt(cents) * NANOS_PER_CENT },
-      { now: new Date(), correlationId },
+      { now: this.clock(), correlationId },
     );
     return { account_id: accountId, reference, cents, credited: events.length > 0 };
   }

@@ -38,6 +38,7 @@ export class SubAccounts {
     store: EventStore,
     private readonly live: LiveAccounts,
     private readonly sql: Sql,
+    private readonly clock: () => Date = () => new Date(),
   ) {
     this.commands = new SubAccountCommands(store);
   }
@@ -65,7 +66,7 @@ export class SubAccounts {
         defaultTag: input.default_tag ?? null,
         key: record,
       },
-      { now: new Date(), correlationId: requestId },
+      { now: this.clock(), correlationId: requestId },
     );
     if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
     return { ...(await this.get(auth, subAccountId)), key };
@@ -108,7 +109,7 @@ export class SubAccounts {
           defaultTag: input.default_tag,
         },
       },
-      { now: new Date(), correlationId: requestId },
+      { now: this.clock(), correlationId: requestId },
     );
     if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
     return this.get(auth, id);
@@ -119,7 +120,7 @@ export class SubAccounts {
     const decision = await this.commands.handle(
       id,
       { type: 'DeleteSubAccount', accountId: auth.accountId },
-      { now: new Date(), correlationId: requestId },
+      { now: this.clock(), correlationId: requestId },
     );
     if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
     return { id, object: 'sub_account' as const, deleted: true };
