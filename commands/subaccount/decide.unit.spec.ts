@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import type { SubAccountEvent } from '../../events/subaccount.ts';
+import { decide, evolve, initialState, type SubAccountCommand, TopUpRequired } from './decide.ts';
+
+const key = { keyId: 'key_s', keyHash: 'b'.repeat(64), keyPrefix: 'sk-gw-xyz' };
+const create: SubAccountCommand = {
+  type: 'CreateSubAccount',
+  subAccountId: 'sa_1',
+  accountId: 'acct_1',
+  accountToppedUp: true,
+  name: 'Customer',
+  externalRef: 'crm-9',
+  spendCapNanos: 1_000_000_000n,
+  rateLimitRpm: 60,
+  defaultTag: 'cust',
+  key,
+};
+const created: SubAccountEvent = {
+  type: 'SubAccountCreated',
+  data: {
+    subAccountId: 'sa_1',
+    accountId: 'acct_1',
+    name: 'Customer',
+    externalRef: 'crm-9',
+    spendCapNanos: '1000000000',
+    rateLimitRpm: 60,
+    defaultTag: 'cust',
+    ...key,
+  },
+};
+const given = (events: SubAccountEvent[]) => {
+  const state = events.reduce(evolve, initialState());
+  return (command: SubAccountCommand) => () => decide(command, state);
+};
+
+describe('sub-account decider', () => {
+  it('creates a sub-account with its scoped key', () => {
+    expect(given([])(create)()).toEqual([created]);
+  });
+
+  it('refuses creation before the account was ever topped up', () => {
+    expect(given([])({ ...create, accountToppedUp: false })).toThrow(TopUpRequired);
+  });
+
+  it('updates only the fields given; an empty update changes nothing', () => {
+    const update = given([created]);
+    expect(
+      update({ type: 'UpdateSubAccount', accountId: 'acct_1', changes: { defaultTag: null } })(),
+    ).toEqual([
+      { type: 'SubAccountUpdated', data: { subAccountId: 'sa_1', accountId: 'acct_1', defaultTag: null } },
+    ]);
+    expect(update({ type: 'UpdateSubAccount', accountId: 'acct_1', changes: {} })()).toEqual([]);
+  });
+
+  it('treats another account’s or a deleted sub-account as not found', () => {
+    expect(given([created])({ type: 'DeleteSubAccount', accountId: 'acct_2' })).toThrow(/not found/);
+    const deleted: SubAccountEvent = {
+      type: 'SubAccountDeleted',
+      data: { subAccountId: 'sa_1', accountId: 'acct_1', keyId: 'key_s' },
+    };
+    expect(given([created])({ type: 'DeleteSubAccount', accountId: 'acct_1' })()).toEqual([deleted]);
+    expect(given([created, deleted])({ type: 'DeleteSubAccount', accountId: 'acct_1' })).toThrow(/not found/);
+  });
+});
