@@ -37,6 +37,8 @@ export interface RuntimeOptions {
   log: (line: string) => void;
   /** The clock of every decision (tests move it across month boundaries). */
   clock?: () => Date;
+  /** How often the background workers look for due work. */
+  workerIntervalsMs?: { expiry?: number; summary?: number };
 }
 
 /** Opens the stores, starts the projections and the in-memory state, and builds the HTTP app (not listening). */
@@ -82,7 +84,15 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   const spending = new Spending(ledger, live, clock);
   const subAccounts = new SubAccounts(store, live, database.pool, clock);
   const limiter = openRateLimiter(config.redisUrl);
-  const workers = startWorkers({ pool: database.pool, spending, accounts, clock, log: options.log });
+  const workers = startWorkers({
+    pool: database.pool,
+    spending,
+    accounts,
+    clock,
+    log: options.log,
+    expiryIntervalMs: options.workerIntervalsMs?.expiry,
+    summaryIntervalMs: options.workerIntervalsMs?.summary,
+  });
   const app = await buildApp({
     pool: database.pool,
     live,

@@ -21,6 +21,7 @@ export interface TestGatewayOptions {
   /** Share another gateway's schema (a second instance over the same store). */
   schema?: string;
   clock?: () => Date;
+  workerIntervalsMs?: { expiry?: number; summary?: number };
 }
 
 /** A gateway in this process on a free port, over the run's PostgreSQL in a schema of its own. */
@@ -40,7 +41,11 @@ export async function startTestGateway(
     LOG_LEVEL: 'warn',
     ...extra,
   };
-  const runtime = await startRuntime(loadConfig(env), { log: () => {}, clock: options.clock });
+  const runtime = await startRuntime(loadConfig(env), {
+    log: () => {},
+    clock: options.clock,
+    workerIntervalsMs: options.workerIntervalsMs,
+  });
   const address = await runtime.app.listen({ port: 0, host: '127.0.0.1' });
   env.GATEWAY_URL = address;
   return {

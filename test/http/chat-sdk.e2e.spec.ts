@@ -1,0 +1,99 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { json } from '../support/json.ts';
+
+let gateway: TestGateway;
+let client: OpenAI;
+let key: string;
+
+beforeAll(async () => {
+  gateway = await startTestGateway();
+  const account = await json(await gateway.admin('/accounts', { name: 'sdk' }));
+  key = account.key;
+  await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 500, reference: 'p' });
+  client = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+const balanceNanos = async () =>
+  json(await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } }));
+
+describe('chat completions through the official openai SDK', () => {
+  it('answers, reports usage, and charges what the X-Cost-Cents header says', async () => {
+    const { data, response } = await client.chat.completions
+      .create({ model: 'local/echo', messages: [{ role: 'user', content: 'Bonjour, passerelle' }] })
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe('Bonjour, passerelle');
+    expect(data.choices[0]?.finish_reason).toBe('stop');
+    expect(data.usage?.completion_tokens).toBeGreaterThan(0);
+    expect(response.headers.get('x-model')).toBe('local/echo');
+    expect(response.headers.get('x-provider')).toBe('local');
+    expect(response.headers.get('x-cache-status')).toBe('miss');
+    expect(Number(response.headers.get('x-latency-ms'))).toBeGreaterThanOrEqual(0);
+    const cost = Number(response.headers.get('x-cost-cents'));
+    expect(cost).toBeGreaterThan(0);
+    const usage = await eventually(
+      async () =>
+        json(await fetch(`${gateway.url}/v1/usage/by-tag`, { headers: { authorization: `Bearer ${key}` } })),
+      (u) => u.data.length === 1,
+    );
+    expect(usage.data[0].cost_cents).toBeCloseTo(cost, 7);
+  });
+
+  it('streams chunks with usage and cost in the final chunk, and bills the stream', async () => {
+    const stream = await client.chat.completions.create({
+      model: 'local/echo',
+      messages: [{ role: 'user', content: 'one two three four five' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = '';
+    let usage: (OpenAI.CompletionUsage & { cost_cents?: number }) | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('one two three four five');
+    expect(usage?.completion_tokens).toBe(5);
+    expect(usage?.cost_cents).toBeGreaterThan(0);
+  });
+
+  it('honours max_tokens and reports a cut reply as finish_reason length', async () => {
+    const data = await client.chat.completions.create({
+      model: 'local/echo',
+      max_tokens: 2,
+      messages: [{ role: 'user', content: 'alpha beta gamma delta epsilon' }],
+    });
+    expect(data.choices[0]?.finish_reason).toBe('length');
+    expect(data.usage?.completion_tokens).toBe(2);
+  });
+
+  it('serves a request without max_tokens even when the balance cannot cover the model’s whole output limit', async () => {
+    const account = await json(await gateway.admin('/accounts', { name: 'poor' }));
+    await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 1, reference: 'p' });
+    const poor = new OpenAI({ apiKey: account.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    // 8,192 output tokens on local/echo-pro would need about 13 cents; the account has 1.
+    const data = await poor.chat.completions.create({
+      model: 'local/echo-pro',
+      messages: [{ role: 'user', content: 'short' }],
+    });
+    expect(data.choices[0]?.message.content).toBe('short');
+  });
+
+  it('maps errors to the SDK’s error classes', async () => {
+    await expect(
+      client.chat.completions.create({ model: 'nope/model', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ status: 404, error: { type: 'model_not_found' } });
+    await expect(client.chat.completions.create({ model: 'local/echo', messages: [] })).rejects.toMatchObject(
+      { status: 400, error: { type: 'invalid_request_error' } },
+    );
+    const bad = new OpenAI({ apiKey: 'sk-gw-wrong', baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    await expect(bad.chat.completions.create({ model: 'local/echo', messages: [] })).rejects.toBeInstanceOf(
+      OpenAI.AuthenticationError,
+    );
+    expect((await balanceNanos()).cents).toBeGreaterThan(0);
+  });
+});
