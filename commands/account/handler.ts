@@ -37,9 +37,14 @@ export class AccountCommands {
   }
 }
 
-/** A top-up's id derives from its payment reference, so no retry of it can be stored twice. */
+/**
+ * A top-up's id derives from its payment reference and a daily summary's from its day, so that neither can be
+ * stored twice, whichever instance or retry writes it.
+ */
 function eventId(stream: string, event: AccountEvent): string {
   if (event.type === 'AccountToppedUp')
     return deterministicEventId(`${stream}/topup/${event.data.reference}`);
+  if (event.type === 'DailyUsageSummarized')
+    return deterministicEventId(`${stream}/summary/${event.data.day}`);
   return randomUUID();
 }

@@ -224,21 +224,26 @@ function released(state: BudgetState, hold: Hold, reason: 'failed' | 'cancelled'
   };
 }
 
-/** Notices a refused reservation raises (once each per month): the scope it ran into is exhausted. */
+/** Share of a cap that must already be posted before a refusal counts as the cap being reached. */
+export const REACHED_PERCENT = 90n;
+
+/**
+ * Notices a refused reservation raises (once each per month) when the scope it ran into is all but used up.
+ * Reservations stop spending just short of a cap, so waiting for spending to cross it would never fire; a big
+ * request refused while most of the cap is still free is no notice at all.
+ */
 function refusalNotices(state: BudgetState, limits: Limits, tightest: Headroom): BudgetEvent[] {
   const base = { accountId: state.accountId, month: state.month };
+  const reached = tightest.spentNanos * 100n >= tightest.capNanos * REACHED_PERCENT;
   switch (tightest.scope) {
-    case 'account':
-      if (state.raised.has('balance.exhausted')) return [];
-      return [
-        {
-          type: 'BalanceExhausted',
-          data: { ...base, balanceNanos: (limits.toppedUpNanos - state.lifetimeChargedNanos).toString() },
-        },
-      ];
+    case 'account': {
+      const balance = limits.toppedUpNanos - state.lifetimeChargedNanos;
+      if (state.raised.has('balance.exhausted') || balance >= limits.balanceLowThresholdNanos) return [];
+      return [{ type: 'BalanceExhausted', data: { ...base, balanceNanos: balance.toString() } }];
+    }
     case 'sub_account': {
       const id = limits.subAccount?.id as string;
-      if (state.raised.has(`subaccount:${id}`)) return [];
+      if (!reached || state.raised.has(`subaccount:${id}`)) return [];
       return [
         {
           type: 'SubAccountSpendExceeded',
@@ -253,7 +258,7 @@ function refusalNotices(state: BudgetState, limits: Limits, tightest: Headroom):
     }
     case 'tag': {
       const tag = limits.tag?.name as string;
-      if (state.raised.has(`tag:${tag}:100`)) return [];
+      if (!reached || state.raised.has(`tag:${tag}:100`)) return [];
       return [
         {
           type: 'TagUsageThresholdExceeded',

@@ -81,11 +81,14 @@ describe('budget decider: reserve', () => {
     expect(events).toEqual([reserved('h1', 200)]);
   });
 
-  it('refuses below the minimum and raises balance.exhausted once', () => {
-    const history = [opened, reserved('h0', 950)];
+  it('refuses below the minimum, and raises balance.exhausted once when the balance is nearly gone', () => {
+    // Most of the balance is only held: a refusal, but no notice.
+    expect(given([opened, reserved('h0', 950)]).when(reserve('h1', 100n, 100n))).toEqual([]);
+    const spent = [opened, reserved('h0', 950)];
+    const history = [...spent, ...given(spent).when(settle('h0', 950n))];
     const refused = given(history).when(reserve('h1', 100n, 100n));
     expect(refused).toEqual([
-      { type: 'BalanceExhausted', data: { accountId: 'a', month: '2026-03', balanceNanos: '1000' } },
+      { type: 'BalanceExhausted', data: { accountId: 'a', month: '2026-03', balanceNanos: '50' } },
     ]);
     expect(given([...history, ...refused]).when(reserve('h2', 100n, 100n))).toEqual([]);
   });
@@ -93,21 +96,28 @@ describe('budget decider: reserve', () => {
   it('counts posted and pending spending against a sub-account cap', () => {
     const sub = { subAccount: { id: 'sa_1', capNanos: 500n } };
     const history = [opened, reserved('h0', 300, { subAccountId: 'sa_1' })];
-    expect(given(history).when(reserve('h1', 250n, 250n, sub))).toEqual([
-      {
-        type: 'SubAccountSpendExceeded',
-        data: { accountId: 'a', month: '2026-03', subAccountId: 'sa_1', capNanos: '500', spentNanos: '0' },
-      },
-    ]);
+    expect(given(history).when(reserve('h1', 250n, 250n, sub))).toEqual([]);
     expect(given(history).when(reserve('h1', 200n, 200n, sub))).toEqual([
       reserved('h1', 200, { subAccountId: 'sa_1' }),
     ]);
   });
 
+  it('raises subaccount.spend.exceeded on a refusal once 90% of the cap is spent', () => {
+    const sub = { subAccount: { id: 'sa_1', capNanos: 500n } };
+    const roomy = { subAccount: { id: 'sa_1', capNanos: 1000n } };
+    const spent = [opened, reserved('h0', 460, { subAccountId: 'sa_1' })];
+    const history = [...spent, ...given(spent).when(settle('h0', 460n, roomy))];
+    expect(given(history).when(reserve('h1', 50n, 50n, sub))).toEqual([
+      {
+        type: 'SubAccountSpendExceeded',
+        data: { accountId: 'a', month: '2026-03', subAccountId: 'sa_1', capNanos: '500', spentNanos: '460' },
+      },
+    ]);
+  });
+
   it('applies a tag budget only to its own tag', () => {
     const tag = { tag: { name: 'x', capNanos: 100n } };
-    const events = given([opened]).when(reserve('h1', 150n, 150n, tag));
-    expect(events.map((e) => e.type)).toEqual(['TagUsageThresholdExceeded']);
+    expect(given([opened]).when(reserve('h1', 150n, 150n, tag))).toEqual([]);
     expect(given([opened]).when(reserve('h1', 150n, 150n, { tag: { name: 'y', capNanos: null } }))).toEqual([
       reserved('h1', 150, { tag: 'y' }),
     ]);

@@ -75,13 +75,14 @@ export class SubAccounts {
   async list(auth: KeyHolder): Promise<SubAccountRecord[]> {
     const subs = this.live.subAccountsOf(auth.accountId);
     const spent = await this.spent(auth.accountId);
-    return subs.map((sub) => toRecord(sub, spent.get(sub.subAccountId) ?? 0n));
+    const limit = this.live.account(auth.accountId)?.rateLimitRpm;
+    return subs.map((sub) => toRecord(sub, spent.get(sub.subAccountId) ?? 0n, limit));
   }
 
   async get(auth: KeyHolder, id: string): Promise<SubAccountRecord> {
     const sub = this.owned(auth, id);
     const spent = await this.spent(auth.accountId, id);
-    return toRecord(sub, spent.get(id) ?? 0n);
+    return toRecord(sub, spent.get(id) ?? 0n, this.live.account(auth.accountId)?.rateLimitRpm);
   }
 
   async update(
@@ -146,14 +147,14 @@ export class SubAccounts {
   }
 }
 
-function toRecord(sub: LiveSubAccount, spentNanos: bigint): SubAccountRecord {
+function toRecord(sub: LiveSubAccount, spentNanos: bigint, accountRpm = sub.rateLimitRpm): SubAccountRecord {
   return {
     id: sub.subAccountId,
     object: 'sub_account',
     name: sub.name,
     external_ref: sub.externalRef,
     spend_cap_cents: Number(sub.spendCapNanos / NANOS_PER_CENT),
-    rate_limit_rpm: sub.rateLimitRpm,
+    rate_limit_rpm: Math.min(sub.rateLimitRpm, accountRpm),
     default_tag: sub.defaultTag,
     created_at: Math.floor(sub.createdAt.getTime() / 1000),
     spent_cents: nanosToCents(spentNanos),

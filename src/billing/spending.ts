@@ -10,6 +10,7 @@ import type { BudgetLedger } from './ledger.ts';
 
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;
+const SETTLE_ATTEMPTS = 6;
 
 export interface Hold {
   holdId: string;
@@ -99,16 +100,26 @@ export class Spending {
       usageReported: input.usageReported,
       units: input.units,
     };
-    const account = this.live.account(hold.accountId);
-    await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
-      type: 'Settle',
-      holdId: hold.holdId,
-      requestId: hold.requestId,
-      actualNanos: input.actualNanos,
-      charge,
-      // Settlement notices use the freshest balance; the scopes stay those of the hold.
-      limits: { ...hold.limits, toppedUpNanos: account?.toppedUpNanos ?? hold.limits.toppedUpNanos },
-    });
+    // The provider has billed by now: a settlement that fails for a passing reason is tried again rather than
+    // left for the expiry worker, which would release the hold and lose the charge. (A settle is idempotent.)
+    for (let attempt = 1; ; attempt++) {
+      const account = this.live.account(hold.accountId);
+      try {
+        await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
+          type: 'Settle',
+          holdId: hold.holdId,
+          requestId: hold.requestId,
+          actualNanos: input.actualNanos,
+          charge,
+          // Settlement notices use the freshest balance; the scopes stay those of the hold.
+          limits: { ...hold.limits, toppedUpNanos: account?.toppedUpNanos ?? hold.limits.toppedUpNanos },
+        });
+        return;
+      } catch (error) {
+        if (attempt >= SETTLE_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+      }
+    }
   }
 
   async release(hold: Hold, reason: 'failed' | 'cancelled'): Promise<void> {

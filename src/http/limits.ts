@@ -14,9 +14,11 @@ declare module 'fastify' {
 export function rateLimitHook(limiter: RateLimiter, live: LiveAccounts) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const { keyId, accountId, subAccountId } = request.auth;
+    const accountRpm = live.account(accountId)?.rateLimitRpm ?? 0;
+    // A sub-account's limit never exceeds its account's, even after the account's is lowered.
     const rpm = subAccountId
-      ? (live.subAccount(subAccountId)?.rateLimitRpm ?? 0)
-      : (live.account(accountId)?.rateLimitRpm ?? 0);
+      ? Math.min(live.subAccount(subAccountId)?.rateLimitRpm ?? 0, accountRpm)
+      : accountRpm;
     let decision: Awaited<ReturnType<RateLimiter['take']>>;
     try {
       decision = await limiter.take(`key:${keyId}`, rpm);

@@ -16,6 +16,8 @@ export interface WorkerDeps {
 
 /** A daily summary waits this long into the UTC day, so that yesterday's last charges are projected. */
 const SUMMARY_DELAY_MS = 5 * 60 * 1000;
+const SUMMARY_LOOKBACK_DAYS = 3;
+const DAY_MS = 24 * 3600 * 1000;
 
 /**
  * Background work read from the read models: releasing holds that expired unsettled, and recording each
@@ -24,25 +26,27 @@ const SUMMARY_DELAY_MS = 5 * 60 * 1000;
  */
 export function startWorkers(deps: WorkerDeps): { stop(): Promise<void> } {
   const controller = new AbortController();
-  let summarized = '';
+  const summarized = new Set<string>();
   const expire = async () => {
     for (const accountId of await accountsWithExpiredHolds(deps.pool, deps.clock())) {
       await deps.spending.expire(accountId);
     }
   };
+  // The last few days, so that a day during which no gateway was up to summarize it is caught up later.
   const summarize = async () => {
-    const day = new Date(deps.clock().getTime() - SUMMARY_DELAY_MS - 24 * 3600 * 1000)
-      .toISOString()
-      .slice(0, 10);
-    if (day === summarized) return;
-    for (const row of await dailyUsage(deps.pool, day)) {
-      await deps.accounts.summarizeDay(row.account_id, day, {
-        requests: Number(row.requests),
-        costNanos: BigInt(row.cost_nanos),
-        units: Number(row.units),
-      });
+    const latest = deps.clock().getTime() - SUMMARY_DELAY_MS - DAY_MS;
+    for (let back = SUMMARY_LOOKBACK_DAYS - 1; back >= 0; back--) {
+      const day = new Date(latest - back * DAY_MS).toISOString().slice(0, 10);
+      if (summarized.has(day)) continue;
+      for (const row of await dailyUsage(deps.pool, day)) {
+        await deps.accounts.summarizeDay(row.account_id, day, {
+          requests: Number(row.requests),
+          costNanos: BigInt(row.cost_nanos),
+          units: Number(row.units),
+        });
+      }
+      summarized.add(day);
     }
-    summarized = day;
   };
   const loops = [
     every(deps.expiryIntervalMs ?? 30_000, expire, controller.signal, (e) =>
