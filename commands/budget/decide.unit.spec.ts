@@ -236,6 +236,6 @@ describe('budget decider: months', () => {
       lifetimeChargedNanos: '40',
       subAccountChargedNanos: { sa: '7' },
     });
-    expect((closed[0]?.data as { openHolds: unknown[] }).openHolds).toHaveLength(1);
+    expect((closed[0]?.data as { openHolds: unknown[] } | undefined)?.openHolds).toHaveLength(1);
   });
 });

@@ -3,7 +3,7 @@ import type { Projection, Sql } from '../types.ts';
 /** Every spend hold and how it ended; the expiry worker reads the open ones that are due. */
 export const holdsProjection: Projection = {
   name: 'holds',
-  version: 1,
+  version: 2,
   tables: {
     holds: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       hold_id text PRIMARY KEY,
@@ -44,14 +44,18 @@ export const holdsProjection: Projection = {
         return;
       }
       case 'SpendSettled':
-      case 'SpendReleased': {
-        const status = event.type === 'SpendSettled' ? 'settled' : event.data.reason;
+        // Also after a release: a late settlement still charged the request, and the hold reads as settled.
         await sql.query(
-          `UPDATE ${t.holds} SET status = $2, ended_at = $3 WHERE hold_id = $1 AND status = 'open'`,
-          [event.data.holdId, status, stored.occurredAt],
+          `UPDATE ${t.holds} SET status = 'settled', ended_at = $2 WHERE hold_id = $1 AND status <> 'settled'`,
+          [event.data.holdId, stored.occurredAt],
         );
         return;
-      }
+      case 'SpendReleased':
+        await sql.query(
+          `UPDATE ${t.holds} SET status = $2, ended_at = $3 WHERE hold_id = $1 AND status = 'open'`,
+          [event.data.holdId, event.data.reason, stored.occurredAt],
+        );
+        return;
       default:
         return;
     }

@@ -53,9 +53,14 @@ export class Spending {
     };
   }
 
+  /**
+   * The account's first month, where the chain of carried balances starts. An account this instance has not
+   * heard of yet is refused rather than guessed at: a guess could open a month without its carry-over.
+   */
   private firstMonth(accountId: string): string {
-    const opened = this.live.account(accountId)?.openedAt ?? this.clock();
-    return monthOf(opened);
+    const account = this.live.account(accountId);
+    if (!account) throw new Error(`account ${accountId} is not known to this instance yet`);
+    return monthOf(account.openedAt);
   }
 
   /** Holds between `minNanos` and `maxNanos` (as much as every scope allows), or refuses with 402. */

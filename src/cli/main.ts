@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import { DomainError } from '../../commands/errors.ts';
 import { projectionNamed, projections } from '../../projections/index.ts';
+import { runAudit } from '../audit/audit.ts';
+import { balanceAt } from '../audit/balance-at.ts';
+import { exportChargesCsv } from '../audit/export-charges.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { describeError } from '../http/errors.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
@@ -18,11 +21,27 @@ const USAGE = `Usage: npm run gateway -- <command>
   topup --account ID --cents N --reference REF       record a payment; the same REF credits once
   projections status                                 each read model's checkpoint and lag
   projections rebuild [NAME]                         replay the log into fresh tables and swap them in
+  audit [--account ID]                               verify the log alone: revisions, ids, schemas, hash chains, read
+                                                     models, holds, caps, balances; a report, exit 3 on a mismatch
+  balance --account ID --at ISO_TIME                 the balance as it stood at that instant, from the log
+  export --account ID --month YYYY-MM [--format csv] the month's charges for finance, one CSV line each
 
 Talks to the gateway at GATEWAY_URL (default http://127.0.0.1:$PORT) with GATEWAY_ADMIN_TOKEN (or the token in
-GATEWAY_DATA_DIR); when no gateway runs, works on the store directly.`;
+GATEWAY_DATA_DIR); when no gateway runs, works on the store directly. projections, audit, balance and export
+always work on the store directly, beside a running gateway too.`;
+
+/** Exit code of an audit that found a mismatch (1 is a command that failed, 2 bad usage). */
+const AUDIT_MISMATCH = 3;
 
 class UsageError extends Error {}
+
+/** A result printed as it is rather than as JSON (a report, a CSV file), with the exit code it calls for. */
+class TextOutput {
+  constructor(
+    readonly text: string,
+    readonly exitCode = 0,
+  ) {}
+}
 
 type Flags = Record<string, string | undefined>;
 
@@ -53,6 +72,9 @@ async function run(argv: string[]): Promise<unknown> {
       reference: { type: 'string' },
       'rate-limit-rpm': { type: 'string' },
       'balance-low-cents': { type: 'string' },
+      at: { type: 'string' },
+      month: { type: 'string' },
+      format: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -62,6 +84,8 @@ async function run(argv: string[]): Promise<unknown> {
   const config = loadConfig();
 
   if (group === 'projections') return runProjections(action, argument, () => openDirect(config));
+  if (group === 'audit' || group === 'balance' || group === 'export')
+    return runAuditor(auditorCommand(group, flags), () => openDirect(config));
 
   const accountAction = await accountCommand(group, action, flags);
   const remote = await findRunningGateway(config);
@@ -162,8 +186,55 @@ async function runProjections(
   }
 }
 
+type AuditorCommand = (session: DirectSession) => Promise<unknown>;
+
+/** The auditor's tools read the log and the read models directly, never through a running gateway's API. */
+function auditorCommand(group: 'audit' | 'balance' | 'export', flags: Flags): AuditorCommand {
+  switch (group) {
+    case 'audit':
+      return async (s) => {
+        const outcome = await runAudit(s.database.pool, s.store, { accountId: flags.account });
+        return new TextOutput(outcome.report, outcome.ok ? 0 : AUDIT_MISMATCH);
+      };
+    case 'balance': {
+      const account = required(flags, 'account');
+      const raw = required(flags, 'at');
+      const at = new Date(raw);
+      if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime()))
+        throw new UsageError('--at must be an ISO 8601 time, such as 2026-01-31T12:00:00Z');
+      return (s) => balanceAt(s.store, account, at);
+    }
+    case 'export': {
+      const account = required(flags, 'account');
+      const month = required(flags, 'month');
+      if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must read YYYY-MM');
+      const format = flags.format ?? 'csv';
+      if (format !== 'csv') throw new UsageError(`--format ${format} is not supported; only csv`);
+      return async (s) => new TextOutput(await exportChargesCsv(s.database.pool, account, month));
+    }
+    default: {
+      const _exhaustive: never = group;
+      return _exhaustive;
+    }
+  }
+}
+
+async function runAuditor(command: AuditorCommand, open: () => Promise<DirectSession>): Promise<unknown> {
+  const session = await open();
+  try {
+    return await command(session);
+  } finally {
+    await session.close();
+  }
+}
+
 run(process.argv.slice(2)).then(
   (result) => {
+    if (result instanceof TextOutput) {
+      // A long export must reach the pipe before the process ends.
+      process.stdout.write(result.text, () => process.exit(result.exitCode));
+      return;
+    }
     process.stdout.write(`${JSON.stringify(result)}\n`);
     process.exit(0);
   },

@@ -53,12 +53,20 @@ export async function writeBatch(
   now: Date,
 ): Promise<AppendOutcome[]> {
   const streams = [...new Set(requests.map((r) => r.stream))].sort();
+  // Advisory locks, taken in name order before anything is written, serialize writers per stream without
+  // giving this transaction an id yet. Its id is then assigned after every earlier writer of these streams has
+  // committed, so the global order (transaction id, position) keeps each stream's revisions in order.
+  await client.query(
+    `SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || s, 0))
+     FROM (SELECT s FROM unnest($1::text[]) AS s ORDER BY s OFFSET 0) AS sorted`,
+    [streams],
+  );
   await client.query(
     `INSERT INTO streams (stream, hash) SELECT s, $2 FROM unnest($1::text[]) AS s ORDER BY s ON CONFLICT DO NOTHING`,
     [streams, GENESIS_HASH],
   );
   const locked = await client.query<{ stream: string; revision: string; hash: string }>(
-    `SELECT stream, revision, hash FROM streams WHERE stream = ANY($1) ORDER BY stream FOR UPDATE`,
+    `SELECT stream, revision, hash FROM streams WHERE stream = ANY($1)`,
     [streams],
   );
   const heads = new Map<string, StreamHead>(

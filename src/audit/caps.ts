@@ -1,0 +1,201 @@
+import type { StoredEvent } from '../../events/envelope.ts';
+import { type GatewayEvent, parseEvent } from '../../events/index.ts';
+import { usd } from './decimal.ts';
+import { Findings, where } from './findings.ts';
+
+interface OpenHold {
+  amount: bigint;
+  subAccountId: string | null;
+  tag: string | null;
+}
+
+interface AccountBook {
+  toppedUp: bigint;
+  charged: bigint;
+  subAccountCharged: Map<string, bigint>;
+  /** This month's charges per tag, keyed `month/tag`. */
+  tagCharged: Map<string, bigint>;
+  tagCaps: Map<string, bigint>;
+  holds: Map<string, OpenHold>;
+}
+
+interface SubAccountCap {
+  accountId: string;
+  cap: bigint;
+  deleted: boolean;
+}
+
+function plus(map: Map<string, bigint>, key: string, amount: bigint): void {
+  map.set(key, (map.get(key) ?? 0n) + amount);
+}
+
+/**
+ * Replays the log in order and checks, at every reservation, that posted + pending ≤ limit for each cap the
+ * hold is under: the account's balance (top-ups known at that point), the sub-account's lifetime spend cap in
+ * force then, and the tag's budget for that month. An overrun (a provider billing beyond the hold) is
+ * recorded by design and may carry a scope past its limit; it is a note, and the next reservation must still
+ * fit.
+ */
+export class CapReplay {
+  readonly findings = new Findings();
+  private readonly accounts = new Map<string, AccountBook>();
+  private readonly subAccounts = new Map<string, SubAccountCap>();
+  reservations = 0;
+  overruns = 0;
+
+  apply(stored: StoredEvent, event: GatewayEvent): void {
+    switch (event.type) {
+      case 'AccountToppedUp':
+        this.book(event.data.accountId).toppedUp += BigInt(event.data.amountNanos);
+        return;
+      case 'TagBudgetSet':
+        this.book(event.data.accountId).tagCaps.set(event.data.tag, BigInt(event.data.capNanos));
+        return;
+      case 'SubAccountCreated':
+        this.subAccounts.set(event.data.subAccountId, {
+          accountId: event.data.accountId,
+          cap: BigInt(event.data.spendCapNanos),
+          deleted: false,
+        });
+        return;
+      case 'SubAccountUpdated': {
+        const sub = this.subAccounts.get(event.data.subAccountId);
+        if (sub && event.data.spendCapNanos !== undefined) sub.cap = BigInt(event.data.spendCapNanos);
+        return;
+      }
+      case 'SubAccountDeleted': {
+        const sub = this.subAccounts.get(event.data.subAccountId);
+        if (sub) sub.deleted = true;
+        return;
+      }
+      case 'BudgetMonthOpened': {
+        const book = this.book(event.data.accountId);
+        for (const hold of event.data.openHolds) {
+          if (!book.holds.has(hold.holdId))
+            book.holds.set(hold.holdId, { ...hold, amount: BigInt(hold.amountNanos) });
+        }
+        return;
+      }
+      case 'SpendReserved':
+        this.reserve(stored, event.data);
+        return;
+      case 'SpendSettled': {
+        const book = this.book(event.data.accountId);
+        book.holds.delete(event.data.holdId);
+        this.post(book, event.data, BigInt(event.data.chargedNanos));
+        return;
+      }
+      case 'SpendOverrun': {
+        this.overruns += 1;
+        this.post(this.book(event.data.accountId), event.data, BigInt(event.data.overrunNanos));
+        this.findings.note(
+          `${where(stored)}: overrun of ${usd(BigInt(event.data.overrunNanos))} on hold ${event.data.holdId} (billed beyond the hold; recorded by design)`,
+        );
+        return;
+      }
+      case 'SpendReleased':
+        this.book(event.data.accountId).holds.delete(event.data.holdId);
+        return;
+      case 'BudgetMonthClosed':
+      case 'BalanceLowReached':
+      case 'BalanceExhausted':
+      case 'TagUsageThresholdExceeded':
+      case 'SubAccountSpendExceeded':
+      case 'AccountOpened':
+      case 'ApiKeyIssued':
+      case 'ApiKeyRevoked':
+      case 'AccountSettingsChanged':
+      case 'DailyUsageSummarized':
+        return;
+      default: {
+        const _exhaustive: never = event;
+        return;
+      }
+    }
+  }
+
+  private book(accountId: string): AccountBook {
+    let book = this.accounts.get(accountId);
+    if (!book) {
+      book = {
+        toppedUp: 0n,
+        charged: 0n,
+        subAccountCharged: new Map(),
+        tagCharged: new Map(),
+        tagCaps: new Map(),
+        holds: new Map(),
+      };
+      this.accounts.set(accountId, book);
+    }
+    return book;
+  }
+
+  private post(
+    book: AccountBook,
+    scopes: { month: string; subAccountId: string | null; tag: string | null },
+    amount: bigint,
+  ): void {
+    book.charged += amount;
+    if (scopes.subAccountId) plus(book.subAccountCharged, scopes.subAccountId, amount);
+    if (scopes.tag) plus(book.tagCharged, `${scopes.month}/${scopes.tag}`, amount);
+  }
+
+  private reserve(stored: StoredEvent, data: Extract<GatewayEvent, { type: 'SpendReserved' }>['data']): void {
+    this.reservations += 1;
+    const at = `${where(stored)} (${stored.occurredAt.toISOString()})`;
+    const book = this.book(data.accountId);
+    const amount = BigInt(data.amountNanos);
+    if (amount <= 0n) this.findings.fail(`${at}: hold ${data.holdId} reserves ${usd(amount)}`);
+    const heldBefore = { total: 0n, subAccount: 0n, tag: 0n };
+    for (const hold of book.holds.values()) {
+      heldBefore.total += hold.amount;
+      if (data.subAccountId && hold.subAccountId === data.subAccountId) heldBefore.subAccount += hold.amount;
+      if (data.tag && hold.tag === data.tag) heldBefore.tag += hold.amount;
+    }
+    book.holds.set(data.holdId, { amount, subAccountId: data.subAccountId, tag: data.tag });
+    const hold = `hold ${data.holdId} of ${usd(amount)}`;
+
+    const balance = book.toppedUp - book.charged - heldBefore.total;
+    if (amount > balance) {
+      this.findings.fail(
+        `${at}: ${hold} exceeds the account balance: top-ups ${usd(book.toppedUp)} − charged ${usd(book.charged)} − held ${usd(heldBefore.total)} = ${usd(balance)}`,
+      );
+    }
+    if (data.subAccountId) {
+      const sub = this.subAccounts.get(data.subAccountId);
+      if (!sub || sub.accountId !== data.accountId) {
+        this.findings.fail(`${at}: ${hold} is for sub-account ${data.subAccountId}, unknown to this account`);
+      } else {
+        if (sub.deleted)
+          this.findings.note(`${at}: ${hold} is for sub-account ${data.subAccountId}, already deleted`);
+        const spent = book.subAccountCharged.get(data.subAccountId) ?? 0n;
+        const room = sub.cap - spent - heldBefore.subAccount;
+        if (amount > room) {
+          this.findings.fail(
+            `${at}: ${hold} exceeds sub-account ${data.subAccountId}'s cap: cap ${usd(sub.cap)} − spent ${usd(spent)} − held ${usd(heldBefore.subAccount)} = ${usd(room)}`,
+          );
+        }
+      }
+    }
+    const cap = data.tag ? book.tagCaps.get(data.tag) : undefined;
+    if (data.tag && cap !== undefined) {
+      const spent = book.tagCharged.get(`${data.month}/${data.tag}`) ?? 0n;
+      const room = cap - spent - heldBefore.tag;
+      if (amount > room) {
+        this.findings.fail(
+          `${at}: ${hold} exceeds tag '${data.tag}' budget for ${data.month}: cap ${usd(cap)} − spent ${usd(spent)} − held ${usd(heldBefore.tag)} = ${usd(room)}`,
+        );
+      }
+    }
+  }
+}
+
+/** The replay over a list of stored events, for a log already in order (tests, tools). */
+export function replayCaps(events: readonly StoredEvent[]): CapReplay {
+  const replay = new CapReplay();
+  for (const stored of events) {
+    const parsed = parseEvent(stored);
+    if (parsed.ok) replay.apply(stored, parsed.event);
+  }
+  return replay;
+}

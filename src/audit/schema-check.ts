@@ -1,0 +1,71 @@
+import { accountEventSchemas } from '../../events/account.ts';
+import { budgetEventSchemas } from '../../events/budget.ts';
+import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
+import { type GatewayEvent, parseEvent } from '../../events/index.ts';
+import { subAccountEventSchemas } from '../../events/subaccount.ts';
+import { Findings, where } from './findings.ts';
+import { budgetStreamParts } from './scope.ts';
+
+const CATEGORY_OF_TYPE = new Map<string, string>([
+  ...Object.keys(accountEventSchemas).map((t) => [t, 'account'] as const),
+  ...Object.keys(budgetEventSchemas).map((t) => [t, 'budget'] as const),
+  ...Object.keys(subAccountEventSchemas).map((t) => [t, 'subaccount'] as const),
+]);
+
+/**
+ * Each event against its schema (upcasting older versions as readers do), and against its stream: the type
+ * belongs to the stream's category, and the account, month or sub-account it names is the stream's own.
+ */
+export class SchemaCheck {
+  readonly findings = new Findings();
+  valid = 0;
+  checked = 0;
+
+  parse(stored: StoredEvent): GatewayEvent | undefined {
+    this.checked += 1;
+    const parsed = parseEvent(stored);
+    if (!parsed.ok) {
+      this.findings.fail(`${where(stored)}: ${parsed.error}`);
+      return undefined;
+    }
+    const misplaced = this.misplacement(stored, parsed.event);
+    if (misplaced) {
+      this.findings.fail(`${where(stored)}: ${misplaced}`);
+      return undefined;
+    }
+    this.valid += 1;
+    return parsed.event;
+  }
+
+  private misplacement(stored: StoredEvent, event: GatewayEvent): string | undefined {
+    const category = streamCategory(stored.stream);
+    const expected = CATEGORY_OF_TYPE.get(event.type);
+    if (expected !== category)
+      return `${event.type} belongs in a ${expected}- stream, not a ${category}- one`;
+    const id = stored.stream.slice(category.length + 1);
+    switch (category) {
+      case 'account': {
+        const accountId = (event.data as { accountId: string }).accountId;
+        return accountId === id ? undefined : `names account ${accountId} inside the stream of ${id}`;
+      }
+      case 'budget': {
+        const parts = budgetStreamParts(stored.stream);
+        const data = event.data as { accountId: string; month: string };
+        if (!parts) return 'the stream name does not read budget-{account}_{yyyymm}';
+        if (data.accountId !== parts.accountId)
+          return `names account ${data.accountId} in a stream of ${parts.accountId}`;
+        return data.month === parts.month
+          ? undefined
+          : `names month ${data.month} in the stream of ${parts.month}`;
+      }
+      case 'subaccount': {
+        const subAccountId = (event.data as { subAccountId: string }).subAccountId;
+        return subAccountId === id
+          ? undefined
+          : `names sub-account ${subAccountId} inside the stream of ${id}`;
+      }
+      default:
+        return undefined;
+    }
+  }
+}

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayEvent } from '../../events/index.ts';
+import { replayCaps } from '../../src/audit/caps.ts';
+import { LogBuilder } from './log-builder.ts';
+
+const ACCOUNT = 'acct_audit';
+const MONTH = '2026-03';
+const BUDGET = `budget-${ACCOUNT}_202603`;
+const DOLLAR = 1_000_000_000n;
+
+function opened(log: LogBuilder, toppedUp: bigint) {
+  log.append(`account-${ACCOUNT}`, {
+    type: 'AccountOpened',
+    data: { accountId: ACCOUNT, name: 'Audited', rateLimitRpm: 600 },
+  });
+  log.append(`account-${ACCOUNT}`, {
+    type: 'AccountToppedUp',
+    data: { accountId: ACCOUNT, reference: 'pay_1', amountNanos: toppedUp.toString() },
+  });
+  log.append(BUDGET, {
+    type: 'BudgetMonthOpened',
+    data: {
+      accountId: ACCOUNT,
+      month: MONTH,
+      lifetimeChargedNanos: '0',
+      subAccountChargedNanos: {},
+      openHolds: [],
+    },
+  });
+}
+
+function reserved(holdId: string, amount: bigint, scopes: { sub?: string; tag?: string } = {}): GatewayEvent {
+  return {
+    type: 'SpendReserved',
+    data: {
+      accountId: ACCOUNT,
+      month: MONTH,
+      holdId,
+      requestId: `req_${holdId}`,
+      amountNanos: amount.toString(),
+      subAccountId: scopes.sub ?? null,
+      tag: scopes.tag ?? null,
+      expiresAt: '2026-03-10T13:00:00.000Z',
+    },
+  };
+}
+
+function settled(
+  holdId: string,
+  held: bigint,
+  charged: bigint,
+  scopes: { sub?: string; tag?: string } = {},
+): GatewayEvent {
+  return {
+    type: 'SpendSettled',
+    data: {
+      accountId: ACCOUNT,
+      month: MONTH,
+      holdId,
+      requestId: `req_${holdId}`,
+      subAccountId: scopes.sub ?? null,
+      tag: scopes.tag ?? null,
+      heldNanos: held.toString(),
+      chargedNanos: charged.toString(),
+      releasedNanos: (held - charged).toString(),
+      charge: {
+        model: 'local/echo',
+        provider: 'local',
+        lines: [],
+        passThroughNanos: '0',
+        feeNanos: '0',
+        discount: 'none',
+        discountNanos: '0',
+        usageReported: true,
+        units: 0,
+      },
+    },
+  };
+}
+
+const failures = (log: LogBuilder) =>
+  replayCaps(log.events)
+    .findings.kept.filter((f) => f.severity === 'failure')
+    .map((f) => f.message);
+
+describe('the caps replay (posted + pending ≤ limit at every reservation)', () => {
+  it('passes an honest log where holds fit the balance', () => {
+    const log = new LogBuilder();
+    opened(log, DOLLAR);
+    log.append(BUDGET, reserved('h1', DOLLAR / 2n));
+    log.append(BUDGET, reserved('h2', DOLLAR / 2n));
+    log.append(BUDGET, settled('h1', DOLLAR / 2n, DOLLAR / 4n));
+    log.append(BUDGET, reserved('h3', DOLLAR / 4n));
+    expect(failures(log)).toEqual([]);
+  });
+
+  it('detects a fabricated reservation beyond the balance, counting what other holds pend', () => {
+    const log = new LogBuilder();
+    opened(log, DOLLAR);
+    log.append(BUDGET, reserved('h1', (DOLLAR * 6n) / 10n));
+    const forged = log.append(BUDGET, reserved('h2', DOLLAR / 2n));
+    const found = failures(log);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(`${BUDGET}@${forged.revision}`);
+    expect(found[0]).toContain('hold h2 of $0.500000000 exceeds the account balance');
+    expect(found[0]).toContain('held $0.600000000 = $0.400000000');
+  });
+
+  it('holds a sub-account to the cap in force at the time, and a tag to its month budget', () => {
+    const log = new LogBuilder();
+    opened(log, 10n * DOLLAR);
+    log.append('subaccount-sa_1', {
+      type: 'SubAccountCreated',
+      data: {
+        subAccountId: 'sa_1',
+        accountId: ACCOUNT,
+        name: 'customer',
+        externalRef: null,
+        spendCapNanos: DOLLAR.toString(),
+        rateLimitRpm: 60,
+        defaultTag: null,
+        keyId: 'key_sa_1',
+        keyHash: '0'.repeat(64),
+        keyPrefix: 'sk-gw-sa',
+      },
+    });
+    log.append(`account-${ACCOUNT}`, {
+      type: 'TagBudgetSet',
+      data: { accountId: ACCOUNT, tag: 'campaign', capNanos: (2n * DOLLAR).toString() },
+    });
+    log.append(BUDGET, reserved('h1', DOLLAR, { sub: 'sa_1' }));
+    log.append(BUDGET, settled('h1', DOLLAR, DOLLAR / 2n, { sub: 'sa_1' }));
+    log.append('subaccount-sa_1', {
+      type: 'SubAccountUpdated',
+      data: { subAccountId: 'sa_1', accountId: ACCOUNT, spendCapNanos: (DOLLAR / 2n).toString() },
+    });
+    log.append(BUDGET, reserved('h2', 1n, { sub: 'sa_1' }));
+    log.append(BUDGET, reserved('h3', 2n * DOLLAR, { tag: 'campaign' }));
+    log.append(BUDGET, reserved('h4', 1n, { tag: 'campaign' }));
+    const found = failures(log);
+    expect(found).toHaveLength(2);
+    expect(found[0]).toContain("hold h2 of $0.000000001 exceeds sub-account sa_1's cap: cap $0.500000000");
+    expect(found[1]).toContain("hold h4 of $0.000000001 exceeds tag 'campaign' budget for 2026-03");
+  });
+
+  it('notes an overrun past the balance without failing it, but fails the next reservation', () => {
+    const log = new LogBuilder();
+    opened(log, DOLLAR);
+    log.append(BUDGET, reserved('h1', DOLLAR));
+    log.append(BUDGET, settled('h1', DOLLAR, DOLLAR));
+    log.append(BUDGET, {
+      type: 'SpendOverrun',
+      data: {
+        accountId: ACCOUNT,
+        month: MONTH,
+        holdId: 'h1',
+        requestId: 'req_h1',
+        subAccountId: null,
+        tag: null,
+        overrunNanos: '5',
+      },
+    });
+    const replay = replayCaps(log.events);
+    expect(replay.findings.count('failure')).toBe(0);
+    expect(replay.findings.kept).toEqual([
+      { severity: 'note', message: expect.stringContaining('overrun of $0.000000005 on hold h1') },
+    ]);
+    log.append(`account-${ACCOUNT}`, {
+      type: 'AccountToppedUp',
+      data: { accountId: ACCOUNT, reference: 'pay_2', amountNanos: '10' },
+    });
+    log.append(BUDGET, reserved('h2', 6n));
+    expect(failures(log)).toEqual([
+      expect.stringContaining('balance: top-ups $1.000000010 − charged $1.000000005'),
+    ]);
+  });
+});
