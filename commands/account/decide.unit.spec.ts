@@ -112,18 +112,29 @@ describe('account decider', () => {
     ]);
     expect(given(opened).when({ type: 'ChangeSettings' })()).toEqual([]);
     expect(given(opened).when({ type: 'ChangeSettings', rateLimitRpm: 0 })).toThrow(/rate_limit_rpm/);
-    expect(given(opened).when({ type: 'ChangeSettings', balanceLowThresholdNanos: -1n })).toThrow(/balance_low_cents/);
+    expect(given(opened).when({ type: 'ChangeSettings', balanceLowThresholdNanos: -1n })).toThrow(
+      /balance_low_cents/,
+    );
   });
 
   it('sets a tag budget, ignoring the same cap set again', () => {
-    const set: AccountEvent = { type: 'TagBudgetSet', data: { accountId: 'acct_1', tag: 'ads', capNanos: '100' } };
+    const set: AccountEvent = {
+      type: 'TagBudgetSet',
+      data: { accountId: 'acct_1', tag: 'ads', capNanos: '100' },
+    };
     expect(given(opened).when({ type: 'SetTagBudget', tag: 'ads', capNanos: 100n })()).toEqual([set]);
     expect(given([...opened, set]).when({ type: 'SetTagBudget', tag: 'ads', capNanos: 100n })()).toEqual([]);
     expect(given(opened).when({ type: 'SetTagBudget', tag: ' ', capNanos: 1n })).toThrow(/tag/);
   });
 
   it('summarizes a day once', () => {
-    const command: AccountCommand = { type: 'SummarizeDay', day: '2026-05-11', requests: 3, costNanos: 42n, units: 9 };
+    const command: AccountCommand = {
+      type: 'SummarizeDay',
+      day: '2026-05-11',
+      requests: 3,
+      costNanos: 42n,
+      units: 9,
+    };
     const summary: AccountEvent = {
       type: 'DailyUsageSummarized',
       data: { accountId: 'acct_1', day: '2026-05-11', requests: 3, costNanos: '42', units: 9 },
