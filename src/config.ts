@@ -16,6 +16,8 @@ const Env = z.object({
   GATEWAY_ADMIN_TOKEN: z.string().min(16).optional(),
   GATEWAY_URL: z.string().optional(),
   GATEWAY_DEMO_CREDIT_CENTS: z.coerce.number().int().min(0).default(500),
+  GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  GATEWAY_MAX_RETRY_WAIT_MS: z.coerce.number().int().min(0).default(10_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -31,6 +33,12 @@ export interface Config {
   adminToken: string | undefined;
   gatewayUrl: string;
   demoCreditCents: number;
+  /** How long to wait for a provider's response headers. */
+  upstreamTimeoutMs: number;
+  /** The longest Retry-After from a provider that the gateway waits out before passing the 429 on. */
+  maxRetryWaitMs: number;
+  /** The environment, where provider keys and base URLs are read (`<PROVIDER>_API_KEY`, `<PROVIDER>_BASE_URL`). */
+  env: NodeJS.ProcessEnv;
   logLevel: z.infer<typeof Env>['LOG_LEVEL'];
 }
 
@@ -64,6 +72,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: e.GATEWAY_ADMIN_TOKEN,
     gatewayUrl: e.GATEWAY_URL ?? `http://127.0.0.1:${e.PORT}`,
     demoCreditCents: e.GATEWAY_DEMO_CREDIT_CENTS,
+    upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    maxRetryWaitMs: e.GATEWAY_MAX_RETRY_WAIT_MS,
+    env: given,
     logLevel: e.LOG_LEVEL,
   };
 }

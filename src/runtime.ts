@@ -7,6 +7,7 @@ import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
 import { BudgetLedger } from './billing/ledger.ts';
 import { Spending } from './billing/spending.ts';
+import { buildCatalog } from './catalog/index.ts';
 import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
@@ -17,6 +18,7 @@ import { openRateLimiter } from './limits/open.ts';
 import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
+import { ProviderHealth } from './providers/health.ts';
 import { startWorkers } from './workers/index.ts';
 
 export interface Runtime {
@@ -93,7 +95,16 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     expiryIntervalMs: options.workerIntervalsMs?.expiry,
     summaryIntervalMs: options.workerIntervalsMs?.summary,
   });
+  const chat = {
+    spending,
+    catalog: buildCatalog(),
+    env: config.env,
+    health: new ProviderHealth(),
+    timeoutMs: config.upstreamTimeoutMs,
+    maxRetryWaitMs: config.maxRetryWaitMs,
+  };
   const app = await buildApp({
+    chat,
     pool: database.pool,
     live,
     accounts,

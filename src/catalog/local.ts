@@ -1,4 +1,5 @@
 import { dollarsPerMillion } from '../billing/charge.ts';
+import type { CatalogModel } from './types.ts';
 
 export interface ChatModel {
   /** `<provider>/<model>` */
@@ -39,4 +40,29 @@ export const localChatModels: readonly ChatModel[] = [
 
 export function findChatModel(id: string): ChatModel | undefined {
   return localChatModels.find((m) => m.id === id);
+}
+
+/** The local models as catalog entries: always available, streamed word by word, no tools. */
+export function localCatalogModels(): CatalogModel[] {
+  return localChatModels.map((m) => ({
+    id: m.id,
+    provider: m.provider,
+    providerModelId: m.id.slice(m.provider.length + 1),
+    name: m.id.slice(m.provider.length + 1),
+    api: 'local',
+    modality: 'text',
+    contextWindow: m.contextWindow,
+    maxOutputTokens: m.maxOutputTokens,
+    prices: {
+      inputNanosPerMillion: m.inputNanosPerMillion,
+      outputNanosPerMillion: m.outputNanosPerMillion,
+      cachedInputNanosPerMillion: null,
+      cacheWriteNanosPerMillion: null,
+    },
+    priceNotes: [],
+    capabilities: ['chat', 'streaming'],
+    quirks: { reasoning: false, noSampling: false, nativeFormat: null, maxTokensField: 'max_tokens' },
+    deprecated: false,
+    description: m.description,
+  }));
 }

@@ -1,30 +1,59 @@
 import { randomBytes } from 'node:crypto';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
-import { type ChatModel, findChatModel } from '../catalog/local.ts';
+import type { CatalogModel } from '../catalog/types.ts';
 import { ApiError } from '../http/errors.ts';
+import type { ReportedUsage } from '../providers/types.ts';
 import { countChatInputTokens, countTextTokens } from '../tokens/count.ts';
-import { affordableOutputTokens, chatCharge } from './pricing.ts';
+import { affordableOutputTokens, chatCharge, tokensOnly } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
 
-/** Until the router exists, `auto` (and no model at all) means the built-in default. */
-const DEFAULT_MODEL = 'local/echo';
+/** The output limit assumed for a model whose price list gives none. */
+const DEFAULT_MAX_OUTPUT = 8192;
+/** Sampling parameters a reasoning model refuses; OpenAI's accept only the default, 1. */
+const SAMPLING_FIELDS = ['temperature', 'top_p'] as const;
 
 export interface PreparedChat {
-  model: ChatModel;
+  model: CatalogModel;
   inputTokens: number;
   /** The output limit sent upstream: the client's, or as much as the hold affords. */
   outputLimit: number;
   hold: Hold;
 }
 
-export function resolveModel(requested: string | undefined): ChatModel {
-  const id =
-    requested === undefined || requested === 'auto' || requested === 'auto/text' ? DEFAULT_MODEL : requested;
-  const model = findChatModel(id);
-  if (!model)
-    throw new ApiError(404, 'model_not_found', `The model '${id}' does not exist or is not available`);
-  return model;
+/** Refusals that need no reservation: parameters the model does not take, limits it does not have. */
+export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, inputTokens: number): number {
+  if (model.quirks.noSampling) {
+    for (const field of SAMPLING_FIELDS) {
+      const value = body[field];
+      if (value !== undefined && value !== 1) {
+        throw new ApiError(
+          400,
+          'invalid_request_error',
+          `'${field}': ${model.id} does not accept sampling parameters`,
+        );
+      }
+    }
+  }
+  if (model.contextWindow !== null && inputTokens >= model.contextWindow) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'messages': ${inputTokens} input tokens exceed the context window of ${model.id} (${model.contextWindow})`,
+    );
+  }
+  const room = model.contextWindow === null ? Number.POSITIVE_INFINITY : model.contextWindow - inputTokens;
+  const limit = Math.min(model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT, room);
+  const requested = body.max_completion_tokens ?? body.max_tokens;
+  if (requested !== undefined && requested > limit) {
+    const field = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'${field}': at most ${limit} for ${model.id} with this input`,
+    );
+  }
+  return limit;
 }
 
 /**
@@ -35,32 +64,19 @@ export function resolveModel(requested: string | undefined): ChatModel {
 export async function prepareChat(
   spending: Spending,
   auth: KeyHolder,
+  model: CatalogModel,
   body: ChatCompletionRequest,
   requestId: string,
   tag: string | null,
 ): Promise<PreparedChat> {
-  const model = resolveModel(body.model);
   const inputTokens = countChatInputTokens(body.messages);
-  if (inputTokens > model.contextWindow) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'messages': ${inputTokens} input tokens exceed the context window of ${model.id} (${model.contextWindow})`,
-    );
-  }
+  const limit = checkRequest(model, body, inputTokens);
   const requested = body.max_completion_tokens ?? body.max_tokens;
-  if (requested !== undefined && requested > model.maxOutputTokens) {
-    const field = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'${field}': at most ${model.maxOutputTokens} for ${model.id}`,
-    );
-  }
-  const worst = chatCharge(model, inputTokens, requested ?? model.maxOutputTokens).chargedNanos;
-  const least = requested === undefined ? chatCharge(model, inputTokens, 1).chargedNanos : worst;
+  const worst = chatCharge(model, tokensOnly(inputTokens, requested ?? limit)).chargedNanos;
+  const least = requested === undefined ? chatCharge(model, tokensOnly(inputTokens, 1)).chargedNanos : worst;
   const hold = await spending.reserve(auth, { requestId, tag, minNanos: least, maxNanos: worst });
-  const outputLimit = requested ?? Math.max(1, affordableOutputTokens(model, inputTokens, hold.grantedNanos));
+  const outputLimit =
+    requested ?? Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos));
   return { model, inputTokens, outputLimit, hold };
 }
 
@@ -68,19 +84,18 @@ export async function prepareChat(
 export async function settleChat(
   spending: Spending,
   prepared: PreparedChat,
-  usage: { promptTokens: number; completionTokens: number } | undefined,
+  usage: ReportedUsage | undefined,
   producedText: string,
 ): Promise<bigint> {
-  const promptTokens = usage?.promptTokens ?? prepared.inputTokens;
-  const completionTokens = usage?.completionTokens ?? countTextTokens(producedText);
-  const charge = chatCharge(prepared.model, promptTokens, completionTokens);
+  const billed = usage ?? tokensOnly(prepared.inputTokens, countTextTokens(producedText));
+  const charge = chatCharge(prepared.model, billed);
   await spending.settle(prepared.hold, {
     actualNanos: charge.chargedNanos,
     model: prepared.model.id,
     provider: prepared.model.provider,
     charge,
     usageReported: usage !== undefined,
-    units: promptTokens + completionTokens,
+    units: billed.promptTokens + billed.completionTokens,
   });
   return charge.chargedNanos;
 }

@@ -50,7 +50,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Set before any route plugin so that every encapsulated context inherits it.
   app.setErrorHandler(async (error, request, reply) => {
     const described = describeError(error);
-    if (described.status >= 500 && described.status !== 503)
+    // Refusals the gateway chose (ApiError, provider failures among them) are answers, not faults.
+    if (described.status >= 500 && !(error instanceof ApiError))
       request.log.error({ err: error }, 'request failed');
     reply.code(described.status).headers(described.headers).send(described.body);
   });

@@ -22,7 +22,7 @@ export interface AuthOptions {
 
 function bearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  if (!header) return undefined;
+  if (!header) return request.headers['x-api-key']?.toString(); // Anthropic's clients send x-api-key
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? '';
 }

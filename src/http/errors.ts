@@ -15,6 +15,8 @@ export type ApiErrorType =
   | 'insufficient_balance'
   | 'topup_required'
   | 'model_not_found'
+  | 'provider_error'
+  | 'timeout_error'
   | 'api_error';
 
 export class ApiError extends Error {

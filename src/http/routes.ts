@@ -4,12 +4,16 @@ import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { Spending } from '../billing/spending.ts';
+import type { ChatDeps } from '../chat/dispatch.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
 import { balanceRoutes } from './routes/v1/balance.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
 import { chatRoutes } from './routes/v1/chat.ts';
+import { healthRoutes } from './routes/v1/health.ts';
+import { messagesRoutes } from './routes/v1/messages.ts';
+import { modelRoutes } from './routes/v1/models.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 
@@ -20,6 +24,7 @@ export interface RouteDeps {
   subAccounts: SubAccounts;
   spending: Spending;
   limiter: RateLimiter;
+  chat: ChatDeps;
 }
 
 /** Paths to handlers, and which credential each prefix demands. */
@@ -30,7 +35,12 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       v1.addHook('onRequest', rateLimitHook(deps.limiter, deps.live));
       v1.addHook('onRequest', requireMainKey);
       await v1.register(balanceRoutes(deps.pool, deps.live));
-      await v1.register(chatRoutes({ spending: deps.spending, live: deps.live }));
+      await v1.register(chatRoutes(deps.chat, deps.live));
+      await v1.register(messagesRoutes(deps.chat, deps.live));
+      await v1.register(healthRoutes(deps.chat.health));
+      await v1.register(
+        modelRoutes(deps.chat.catalog, deps.chat.env, () => deps.chat.env.GATEWAY_URL || app.listeningOrigin),
+      );
       await v1.register(subAccountRoutes(deps.subAccounts, deps.pool));
       await v1.register(budgetRoutes(deps.accounts, deps.pool));
       await v1.register(usageRoutes(deps.pool, deps.live));

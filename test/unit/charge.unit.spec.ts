@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { dollarsPerMillion, lineCost, nanosToCents, priceCharge } from '../../src/billing/charge.ts';
-import { findChatModel } from '../../src/catalog/local.ts';
-import { affordableOutputTokens, chatCharge } from '../../src/chat/pricing.ts';
+import { buildCatalog } from '../../src/catalog/index.ts';
+import { affordableOutputTokens, chatCharge, tokensOnly } from '../../src/chat/pricing.ts';
 
-const echo = findChatModel('local/echo');
-const pro = findChatModel('local/echo-pro');
+const catalog = buildCatalog();
+const echo = catalog.get('local/echo');
+const pro = catalog.get('local/echo-pro');
 
 describe('charges', () => {
   it('reads dollar prices per million exactly', () => {
@@ -26,7 +27,7 @@ describe('charges', () => {
 
   it('adds the 5% platform fee, rounded up (worked example 1 of docs/billing.md)', () => {
     // local/echo, 12 input and 5 output tokens: 1,800 + 3,000 = 4,800 nano-dollars; fee 240; $0.00000504.
-    const charge = chatCharge(echo as NonNullable<typeof echo>, 12, 5);
+    const charge = chatCharge(echo as NonNullable<typeof echo>, tokensOnly(12, 5));
     expect(charge).toMatchObject({
       passThroughNanos: 4800n,
       feeNanos: 240n,
@@ -41,7 +42,7 @@ describe('charges', () => {
 
   it('prices a large request exactly (worked example 2)', () => {
     // local/echo-pro, 1,000 in at $3/M = 3,000,000; 1,000 out at $15/M = 15,000,000; fee 900,000.
-    const charge = chatCharge(pro as NonNullable<typeof pro>, 1000, 1000);
+    const charge = chatCharge(pro as NonNullable<typeof pro>, tokensOnly(1000, 1000));
     expect(charge).toMatchObject({
       passThroughNanos: 18_000_000n,
       feeNanos: 900_000n,
@@ -61,10 +62,11 @@ describe('charges', () => {
 
   it('finds the most output tokens a hold affords', () => {
     const model = pro as NonNullable<typeof pro>;
-    const budget = chatCharge(model, 100, 250).chargedNanos;
-    expect(affordableOutputTokens(model, 100, budget)).toBe(250);
-    expect(affordableOutputTokens(model, 100, budget - 1n)).toBe(249);
-    expect(affordableOutputTokens(model, 100, 0n)).toBe(0);
-    expect(affordableOutputTokens(model, 100, 10n ** 15n)).toBe(model.maxOutputTokens);
+    const budget = chatCharge(model, tokensOnly(100, 250)).chargedNanos;
+    const limit = model.maxOutputTokens ?? 0;
+    expect(affordableOutputTokens(model, 100, limit, budget)).toBe(250);
+    expect(affordableOutputTokens(model, 100, limit, budget - 1n)).toBe(249);
+    expect(affordableOutputTokens(model, 100, limit, 0n)).toBe(0);
+    expect(affordableOutputTokens(model, 100, limit, 10n ** 15n)).toBe(limit);
   });
 });

@@ -2,20 +2,20 @@ import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { nanosToCents } from '../../../billing/charge.ts';
-import type { Spending } from '../../../billing/spending.ts';
+import {
+  type ChatDeps,
+  clientError,
+  completeChat,
+  type OpenedStream,
+  openChatStream,
+} from '../../../chat/dispatch.ts';
 import { ChatCompletionRequest, isValidTag, requestTag } from '../../../chat/request.ts';
-import { completionId, type PreparedChat, prepareChat, settleChat } from '../../../chat/service.ts';
-import { echoChat, echoChunks } from '../../../providers/local/echo.ts';
-import { countTextTokens } from '../../../tokens/count.ts';
-import { ApiError } from '../../errors.ts';
-
-export interface ChatRouteDeps {
-  spending: Spending;
-  live: LiveAccounts;
-}
+import { completionId, settleChat } from '../../../chat/service.ts';
+import type { ChatChunk, ReportedUsage } from '../../../providers/types.ts';
+import { ApiError, describeError } from '../../errors.ts';
 
 export const chatRoutes =
-  ({ spending, live }: ChatRouteDeps): FastifyPluginAsyncZod =>
+  (deps: ChatDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
   async (app) => {
     app.post('/chat/completions', { schema: { body: ChatCompletionRequest } }, async (request, reply) => {
       const body = request.body;
@@ -25,66 +25,42 @@ export const chatRoutes =
       }
       const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
       const tag = requestTag(tagHeader, sub?.defaultTag ?? null);
-      const prepared = await prepareChat(spending, request.auth, body, request.id, tag);
-      reply.header('x-model', prepared.model.id).header('x-provider', prepared.model.provider);
+      // A client that goes away stops the upstream call too (and is billed for what was produced).
+      const gone = new AbortController();
+      reply.raw.on('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
       reply.header('x-cache-status', 'miss');
 
-      const started = performance.now();
-      let result: ReturnType<typeof echoChat>;
-      try {
-        result = echoChat({ messages: body.messages, maxTokens: prepared.outputLimit });
-      } catch (error) {
-        await spending.release(prepared.hold, 'failed');
-        throw error;
-      }
-      const latency = Math.round(performance.now() - started);
-      const created = Math.floor(Date.now() / 1000);
-      const id = completionId();
-
       if (body.stream) {
-        const includeUsage = body.stream_options?.include_usage === true;
-        return streamEcho(reply, { id, created, prepared, result, latency, includeUsage }, spending);
+        const opened = await openChatStream(deps, request.auth, body, request.id, tag, gone.signal);
+        return relayStream(reply, opened, deps, body.stream_options?.include_usage === true);
       }
-      const cost = await settleChat(spending, prepared, result.usage, result.content);
-      reply.header('x-latency-ms', String(latency)).header('x-cost-cents', String(nanosToCents(cost)));
-      return {
-        id,
-        object: 'chat.completion',
-        created,
-        model: prepared.model.id,
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content: result.content, refusal: null },
-            logprobs: null,
-            finish_reason: result.finishReason,
-          },
-        ],
-        usage: {
-          prompt_tokens: result.usage.promptTokens,
-          completion_tokens: result.usage.completionTokens,
-          total_tokens: result.usage.promptTokens + result.usage.completionTokens,
-        },
-      };
+      const served = await completeChat(deps, request.auth, body, request.id, tag, gone.signal);
+      reply
+        .header('x-model', served.target.model.id)
+        .header('x-provider', served.target.model.provider)
+        .header('x-latency-ms', String(served.latencyMs))
+        .header('x-cost-cents', String(nanosToCents(served.costNanos)));
+      return { ...served.completion, id: served.completion.id ?? completionId() };
     });
   };
 
-interface StreamInput {
-  id: string;
-  created: number;
-  prepared: PreparedChat;
-  result: ReturnType<typeof echoChat>;
-  latency: number;
-  includeUsage: boolean;
+function deltaText(chunk: ChatChunk): string {
+  return chunk.choices
+    .map((choice) => (choice as { delta?: { content?: unknown } }).delta?.content)
+    .filter((content): content is string => typeof content === 'string')
+    .join('');
 }
 
 /**
- * Server-sent chunks in the chat-completions stream format. A client that goes away mid-stream is billed for
- * what was produced up to then. The cost is known only at the end, so it travels in the final usage chunk
- * (`usage.cost_cents`) rather than in a header.
+ * Forwards the provider's chunks as they arrive. Usage is always requested upstream (it is what the request is
+ * billed on) but passed on only when the client asked for it, with the charge added as `usage.cost_cents`; the
+ * cost is known only at the end, so a stream has no X-Cost-Cents header. A failure mid-stream ends the stream
+ * with an error chunk; a client that goes away is billed for what was produced.
  */
-async function streamEcho(reply: FastifyReply, input: StreamInput, spending: Spending): Promise<void> {
-  const { prepared, result } = input;
+async function relayStream(reply: FastifyReply, opened: OpenedStream, deps: ChatDeps, includeUsage: boolean) {
+  const { target, prepared } = opened;
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -92,48 +68,56 @@ async function streamEcho(reply: FastifyReply, input: StreamInput, spending: Spe
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
-    'x-latency-ms': String(input.latency),
+    'x-model': target.model.id,
+    'x-provider': target.model.provider,
+    'x-latency-ms': String(opened.latencyMs),
   });
-  let gone = false;
-  raw.on('close', () => {
-    gone = !raw.writableFinished;
-  });
-  const base = {
-    id: input.id,
-    object: 'chat.completion.chunk',
-    created: input.created,
-    model: prepared.model.id,
-  };
-  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-    raw.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
-
-  send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
-  let produced = '';
-  for (const delta of echoChunks(result)) {
-    if (gone) break;
-    produced += delta;
-    if (!send([{ index: 0, delta: { content: delta }, logprobs: null, finish_reason: null }])) {
+  const write = async (payload: unknown) => {
+    if (raw.destroyed) return;
+    if (!raw.write(`data: ${JSON.stringify(payload)}\n\n`)) {
       await new Promise<void>((resolve) => {
         raw.once('drain', resolve);
         raw.once('close', resolve);
       });
     }
-  }
-  const usage = {
-    promptTokens: result.usage.promptTokens,
-    completionTokens: produced === result.content ? result.usage.completionTokens : countTextTokens(produced),
   };
-  const cost = await settleChat(spending, prepared, usage, produced);
-  if (gone) return;
-  send([{ index: 0, delta: {}, logprobs: null, finish_reason: result.finishReason }]);
-  if (input.includeUsage) {
-    send([], {
-      usage: {
-        prompt_tokens: usage.promptTokens,
-        completion_tokens: usage.completionTokens,
-        total_tokens: usage.promptTokens + usage.completionTokens,
-        cost_cents: nanosToCents(cost),
-      },
+  let produced = '';
+  let usage: ReportedUsage | undefined;
+  let usageChunk: ChatChunk | undefined;
+  let failure: unknown;
+  const forward = async (item: { chunk: ChatChunk; usage?: ReportedUsage }) => {
+    const chunk = { ...item.chunk, model: target.model.id };
+    produced += deltaText(chunk);
+    if (item.usage) {
+      usage = item.usage;
+      usageChunk = chunk;
+      if (chunk.choices.length === 0) return; // sent after settlement, with its cost
+      delete chunk.usage;
+    }
+    await write(chunk);
+  };
+  try {
+    await forward(opened.first);
+    for (let next = await opened.rest.next(); !next.done; next = await opened.rest.next()) {
+      if (raw.destroyed) break;
+      await forward(next.value);
+    }
+  } catch (error) {
+    failure = clientError(error, target.model.id);
+  } finally {
+    if (raw.destroyed) await opened.rest.return?.();
+  }
+  const cost = await settleChat(deps.spending, prepared, usage, produced).catch((error: unknown) => {
+    // The hold stays and expires; the audit reports the request as held but never settled.
+    reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
+    return undefined;
+  });
+  if (raw.destroyed) return;
+  if (failure) await write(describeError(failure).body);
+  else if (includeUsage && usageChunk) {
+    await write({
+      ...usageChunk,
+      usage: { ...(usageChunk.usage as object), cost_cents: nanosToCents(cost ?? 0n) },
     });
   }
   raw.end('data: [DONE]\n\n');

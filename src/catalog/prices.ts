@@ -1,0 +1,104 @@
+import type { ConditionalPrice, ModelInfo, ModelPrice } from '@pydantic/genai-prices';
+import { dollarsPerMillion } from '../billing/charge.ts';
+import type { CatalogPrices } from './types.ts';
+
+type PriceValue = NonNullable<ModelPrice[string]>;
+
+const FIELDS = {
+  input_mtok: 'inputNanosPerMillion',
+  output_mtok: 'outputNanosPerMillion',
+  cache_read_mtok: 'cachedInputNanosPerMillion',
+  cache_write_mtok: 'cacheWriteNanosPerMillion',
+} as const satisfies Record<string, keyof CatalogPrices>;
+
+const isField = (key: string): key is keyof typeof FIELDS => Object.hasOwn(FIELDS, key);
+
+/**
+ * Dollars (a float from the price list) to nano-dollars, through the decimal string: `toFixed(9)` never uses
+ * exponent notation (String(1e-7) would be "1e-7"), and the price list's figures have at most 9 decimals except for
+ * float artefacts such as 0.18000000000000002 (meant 0.18) and repeating fractions such as 1/12, which round to the
+ * nearest nano-dollar.
+ */
+export function dollarsToNanos(dollars: number): { nanos: bigint; exact: boolean } {
+  if (!Number.isFinite(dollars) || dollars < 0) throw new Error(`not a price in dollars: ${dollars}`);
+  const fixed = dollars.toFixed(9);
+  const trimmed = fixed.replace(/\.?0+$/, '');
+  return { nanos: dollarsPerMillion(trimmed), exact: Number(fixed) === dollars };
+}
+
+export interface ResolvedPrices {
+  prices: CatalogPrices;
+  notes: string[];
+}
+
+/**
+ * The catalog's rates for one model, from its price list entry as of `now`:
+ * - dated rates: the one in effect at `now` (as genai-prices' own calculation picks it); a price list change
+ *   scheduled later takes effect when the catalog is next built, at the gateway's next start;
+ * - time-of-day rates (DeepSeek's peak windows, priced above the rest of the day): the highest rate of the day,
+ *   because one figure cannot follow the clock and the gateway must not undercharge;
+ * - tiered rates (a higher rate past a prompt size): the base tier; the higher tiers are noted, not applied.
+ */
+export function resolvePrices(model: ModelInfo, now: Date): ResolvedPrices {
+  const notes: string[] = [];
+  const candidates = candidateRates(model.prices, now, notes);
+  const prices: CatalogPrices = {
+    inputNanosPerMillion: null,
+    outputNanosPerMillion: null,
+    cachedInputNanosPerMillion: null,
+    cacheWriteNanosPerMillion: null,
+  };
+  const others = new Set<string>();
+  for (const rates of candidates) {
+    for (const [key, value] of Object.entries(rates)) {
+      if (value === undefined) continue;
+      if (!isField(key)) {
+        others.add(key);
+        continue;
+      }
+      const nanos = baseRate(key, value, notes);
+      const field = FIELDS[key];
+      const current = prices[field];
+      if (current === null || nanos > current) prices[field] = nanos;
+    }
+  }
+  if (Object.values(prices).every((p) => p === null)) {
+    notes.push(others.size ? 'no per-token rates in the price list' : 'no price in the price list');
+  }
+  if (others.size) notes.push(`also priced, not in these figures: ${[...others].sort().join(', ')}`);
+  return { prices, notes };
+}
+
+function candidateRates(prices: ModelInfo['prices'], now: Date, notes: string[]): ModelPrice[] {
+  if (!Array.isArray(prices)) return [prices];
+  const list: ConditionalPrice[] = prices;
+  const windows = list.filter((c) => c.constraint?.type === 'time_of_date');
+  const dated = list.filter((c) => c.constraint?.type !== 'time_of_date');
+  const started = (c: ConditionalPrice) => {
+    const since = startDate(c);
+    return since === undefined || new Date(since) <= now;
+  };
+  // Later entries supersede earlier ones (the list's own order), so the last date already passed wins.
+  const inEffect = dated.findLast(started) ?? dated[0];
+  const since = inEffect && startDate(inEffect);
+  if (since) notes.push(`rate in effect since ${since}`);
+  for (const c of dated) if (!started(c)) notes.push(`rates change on ${startDate(c)}`);
+  if (windows.length) notes.push('time-of-day rates: the highest rate of the day is listed');
+  return [...(inEffect ? [inEffect.prices] : []), ...windows.map((w) => w.prices)];
+}
+
+const startDate = (c: ConditionalPrice): string | undefined =>
+  c.constraint?.type === 'start_date' ? c.constraint.start_date : undefined;
+
+function baseRate(key: string, value: PriceValue, notes: string[]): bigint {
+  if (typeof value === 'number') return exactNanos(key, value, notes);
+  const higher = value.tiers.map((t) => `$${t.price} from ${t.start} input tokens`).join(', ');
+  notes.push(`${key} is tiered: base rate $${value.base}; not applied: ${higher}`);
+  return exactNanos(key, value.base, notes);
+}
+
+function exactNanos(key: string, dollars: number, notes: string[]): bigint {
+  const { nanos, exact } = dollarsToNanos(dollars);
+  if (!exact) notes.push(`${key} $${dollars} rounded to the nano-dollar`);
+  return nanos;
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { isAvailable } from '../providers/registry.ts';
+import { type CatalogModel, MODALITIES } from './types.ts';
+
+export const QuirksRecord = z.object({
+  reasoning: z.boolean(),
+  noSampling: z.boolean(),
+  nativeFormat: z.enum(['anthropic', 'gemini']).nullable(),
+  maxTokensField: z.enum(['max_tokens', 'max_completion_tokens']),
+});
+
+const usd = z.number().nullable();
+
+/** A model as GET /v1/models lists it: the OpenAI model-list entry, extended. */
+export const ModelRecord = z.object({
+  id: z.string(),
+  object: z.literal('model'),
+  created: z.number().int(),
+  owned_by: z.string(),
+  name: z.string(),
+  provider: z.string(),
+  modality: z.enum(MODALITIES),
+  context_window: z.number().int().nullable(),
+  max_output_tokens: z.number().int().nullable(),
+  pricing: z.object({
+    input_per_million_usd: usd,
+    output_per_million_usd: usd,
+    cached_input_per_million_usd: usd,
+    cache_write_per_million_usd: usd,
+    /** How the price list's rates became these figures (tiers, dated and time-of-day rates, rounding). */
+    notes: z.array(z.string()),
+  }),
+  capabilities: z.array(z.string()),
+  quirks: QuirksRecord,
+  available: z.boolean(),
+  deprecated: z.boolean(),
+  description: z.string().nullable(),
+});
+export type ModelRecord = z.infer<typeof ModelRecord>;
+
+/**
+ * Nano-dollars as a JSON number of dollars. Both operands are exact doubles (prices are far below 2^53 nanos), so
+ * the quotient is the double nearest the exact decimal, which JSON prints as that decimal (2500000000n → 2.5).
+ */
+export const nanosToUsd = (nanos: bigint | null): number | null =>
+  nanos === null ? null : Number(nanos) / 1e9;
+
+export function modelRecord(model: CatalogModel, env: NodeJS.ProcessEnv): ModelRecord {
+  return {
+    id: model.id,
+    object: 'model',
+    created: 0,
+    owned_by: model.provider,
+    name: model.name,
+    provider: model.provider,
+    modality: model.modality,
+    context_window: model.contextWindow,
+    max_output_tokens: model.maxOutputTokens,
+    pricing: {
+      input_per_million_usd: nanosToUsd(model.prices.inputNanosPerMillion),
+      output_per_million_usd: nanosToUsd(model.prices.outputNanosPerMillion),
+      cached_input_per_million_usd: nanosToUsd(model.prices.cachedInputNanosPerMillion),
+      cache_write_per_million_usd: nanosToUsd(model.prices.cacheWriteNanosPerMillion),
+      notes: model.priceNotes,
+    },
+    capabilities: model.capabilities,
+    quirks: model.quirks,
+    available: isAvailable(model, env),
+    deprecated: model.deprecated,
+    description: model.description,
+  };
+}

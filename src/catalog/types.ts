@@ -1,0 +1,73 @@
+export type Modality =
+  | 'text'
+  | 'image'
+  | 'audio-stt'
+  | 'audio-tts'
+  | 'video'
+  | 'embedding'
+  | 'rerank'
+  | 'moderation';
+export const MODALITIES = [
+  'text',
+  'image',
+  'audio-stt',
+  'audio-tts',
+  'video',
+  'embedding',
+  'rerank',
+  'moderation',
+] as const satisfies readonly Modality[];
+
+/** Which adapter speaks to the model: most providers are reached through the OpenAI-compatible one. */
+export type ApiFamily = 'openai' | 'anthropic' | 'gemini' | 'local';
+
+/** Nano-dollars per million units; null where the price list gives no usable per-token rate. */
+export interface CatalogPrices {
+  inputNanosPerMillion: bigint | null;
+  outputNanosPerMillion: bigint | null;
+  cachedInputNanosPerMillion: bigint | null;
+  cacheWriteNanosPerMillion: bigint | null;
+}
+
+export interface Quirks {
+  reasoning: boolean;
+  /** Rejects temperature and top_p. */
+  noSampling: boolean;
+  /** The provider's own message format, when its adapter is not the OpenAI-compatible one. */
+  nativeFormat: 'anthropic' | 'gemini' | null;
+  maxTokensField: 'max_tokens' | 'max_completion_tokens';
+}
+
+export interface CatalogModel {
+  /** `<provider id>/<model id>`, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, local/echo. */
+  id: string;
+  /** The genai-prices provider id (openai, anthropic, google, x-ai, huggingface_novita, ...), or local. */
+  provider: string;
+  /** What is sent upstream as `model`. */
+  providerModelId: string;
+  name: string;
+  api: ApiFamily;
+  modality: Modality;
+  contextWindow: number | null;
+  maxOutputTokens: number | null;
+  prices: CatalogPrices;
+  /** How the price list's rates were reduced to the figures above (tiers, dated or time-of-day rates, rounding). */
+  priceNotes: string[];
+  /** Ids from the capability vocabulary (capabilities.ts); the first is the model's main use. */
+  capabilities: string[];
+  quirks: Quirks;
+  deprecated: boolean;
+  description: string | null;
+}
+
+export interface CatalogFilter {
+  modality?: Modality;
+  provider?: string;
+}
+
+export interface Catalog {
+  all(): CatalogModel[];
+  get(id: string): CatalogModel | undefined;
+  list(filter: CatalogFilter): CatalogModel[];
+  providers(): string[];
+}

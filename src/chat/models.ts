@@ -1,0 +1,56 @@
+import { providerEnv } from '../catalog/env.ts';
+import type { Catalog, CatalogModel } from '../catalog/types.ts';
+import { ApiError } from '../http/errors.ts';
+import { chatAdapters, upstreamOf } from '../providers/registry.ts';
+import type { ChatAdapter, Upstream } from '../providers/types.ts';
+
+/** Until the router exists, `auto` (and no model at all) means the built-in default. */
+export const DEFAULT_CHAT_MODEL = 'local/echo';
+
+export interface ChatTarget {
+  model: CatalogModel;
+  upstream: Upstream;
+  adapter: ChatAdapter;
+}
+
+/** The catalog model a chat request names, with where and how to reach it; refusals name what is wrong. */
+export function resolveChatModel(
+  catalog: Catalog,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+  requested: string | undefined,
+): ChatTarget {
+  const id =
+    requested === undefined || requested === 'auto' || requested === 'auto/text'
+      ? DEFAULT_CHAT_MODEL
+      : requested;
+  const model = catalog.get(id);
+  if (!model) throw new ApiError(404, 'model_not_found', `The model '${id}' does not exist`);
+  if (model.modality !== 'text') {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${id} is a ${model.modality} model, not a chat model`,
+    );
+  }
+  if (model.prices.inputNanosPerMillion === null || model.prices.outputNanosPerMillion === null) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${id} has no per-token price, so it cannot be billed`,
+    );
+  }
+  const adapter = chatAdapters[model.api];
+  const upstream = upstreamOf(model, env, timeoutMs);
+  if (!adapter || !upstream) {
+    const why = adapter
+      ? `set ${providerEnv(model.provider).keyVars.join(' or ')}`
+      : 'no adapter speaks its API yet';
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${id} is not available on this gateway (${why})`,
+    );
+  }
+  return { model, upstream, adapter };
+}

@@ -1,0 +1,148 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { nanosToCents } from '../../../billing/charge.ts';
+import {
+  type ChatDeps,
+  clientError,
+  completeChat,
+  type OpenedStream,
+  openChatStream,
+} from '../../../chat/dispatch.ts';
+import { tokensOnly } from '../../../chat/pricing.ts';
+import { isValidTag, requestTag } from '../../../chat/request.ts';
+import { settleChat } from '../../../chat/service.ts';
+import { describeAnthropicError } from '../../../messages/errors.ts';
+import { toChatMessages, toChatRequest } from '../../../messages/request.ts';
+import { messageIdFor, toMessageResponse } from '../../../messages/response.ts';
+import { CountTokensRequest, MessagesRequest } from '../../../messages/schema.ts';
+import { type MessageEvent, MessageEvents, sseEvent } from '../../../messages/stream.ts';
+import { readOpenAiUsage } from '../../../providers/openai/usage.ts';
+import { countChatInputTokens, countTextTokens } from '../../../tokens/count.ts';
+import { ApiError } from '../../errors.ts';
+
+/**
+ * Anthropic's Messages API over the chat path: the request is translated to a chat completion, served, billed
+ * and settled exactly as /chat/completions serves it, and the answer translated back.
+ */
+export const messagesRoutes =
+  (deps: ChatDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
+  async (app) => {
+    // Also receives what the parent scope's hooks throw (a bad key, a rate limit) for these routes.
+    app.setErrorHandler(async (error, request, reply) => {
+      const described = describeAnthropicError(error, request.id);
+      if (described.status >= 500 && described.status !== 503)
+        request.log.error({ err: error }, 'request failed');
+      reply.code(described.status).headers(described.headers).send(described.body);
+    });
+
+    app.post('/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {
+      const body = toChatRequest(request.body);
+      const tag = costTag(request, live);
+      // A client that goes away stops the upstream call too (and is billed for what was produced).
+      const gone = new AbortController();
+      reply.raw.on('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
+      reply.header('x-cache-status', 'miss').header('request-id', request.id);
+
+      if (body.stream) {
+        const opened = await openChatStream(deps, request.auth, body, request.id, tag, gone.signal);
+        return relayEvents(reply, opened, deps);
+      }
+      const served = await completeChat(deps, request.auth, body, request.id, tag, gone.signal);
+      reply
+        .header('x-model', served.target.model.id)
+        .header('x-provider', served.target.model.provider)
+        .header('x-latency-ms', String(served.latencyMs))
+        .header('x-cost-cents', String(nanosToCents(served.costNanos)));
+      const { completion, prepared } = served;
+      // The same figures settleChat billed: the provider's usage, else the gateway's estimate.
+      const usage =
+        readOpenAiUsage(completion.usage) ??
+        tokensOnly(prepared.inputTokens, countTextTokens(replyText(completion.choices[0])));
+      return toMessageResponse(completion, {
+        id: messageIdFor(completion.id),
+        model: served.target.model.id,
+        usage,
+      });
+    });
+
+    // Counted as the gateway counts a request before reserving for it, so it predicts the hold, not the bill.
+    app.post('/messages/count_tokens', { schema: { body: CountTokensRequest } }, async (request) => {
+      const { model, system, messages } = request.body;
+      if (!deps.catalog.get(model))
+        throw new ApiError(404, 'model_not_found', `The model '${model}' does not exist`);
+      return { input_tokens: countChatInputTokens(toChatMessages(system, messages)) };
+    });
+  };
+
+function costTag(request: FastifyRequest, live: LiveAccounts): string | null {
+  const header = request.headers['x-gw-tag'];
+  if (!isValidTag(header))
+    throw new ApiError(400, 'invalid_request_error', "'x-gw-tag': 1 to 128 printable characters");
+  const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
+  return requestTag(header, sub?.defaultTag ?? null);
+}
+
+function replyText(choice: unknown): string {
+  const content = (choice as { message?: { content?: unknown } } | undefined)?.message?.content;
+  return typeof content === 'string' ? content : '';
+}
+
+/**
+ * The provider's chunks as Anthropic's events, written as they arrive. The stream is settled before its last
+ * events, which carry the usage it was billed on; a failure mid-stream ends it with an `error` event, and a
+ * client that goes away is billed for what was produced.
+ */
+async function relayEvents(reply: FastifyReply, opened: OpenedStream, deps: ChatDeps): Promise<void> {
+  const { target, prepared } = opened;
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-model': target.model.id,
+    'x-provider': target.model.provider,
+    'x-latency-ms': String(opened.latencyMs),
+  });
+  const write = async (events: MessageEvent[]) => {
+    if (raw.destroyed || events.length === 0) return;
+    if (!raw.write(events.map(sseEvent).join(''))) {
+      await new Promise<void>((resolve) => {
+        raw.once('drain', resolve);
+        raw.once('close', resolve);
+      });
+    }
+  };
+  const id = messageIdFor(opened.first.chunk.id);
+  const translator = new MessageEvents({ id, model: target.model.id, inputTokens: prepared.inputTokens });
+  let usage = opened.first.usage;
+  let failure: unknown;
+  try {
+    await write([...translator.start(), ...translator.push(opened.first.chunk)]);
+    for (let next = await opened.rest.next(); !next.done; next = await opened.rest.next()) {
+      if (raw.destroyed) break;
+      usage = next.value.usage ?? usage;
+      await write(translator.push(next.value.chunk));
+    }
+  } catch (error) {
+    failure = clientError(error, target.model.id);
+  } finally {
+    if (raw.destroyed) await opened.rest.return?.();
+  }
+  await settleChat(deps.spending, prepared, usage, translator.produced).catch((error: unknown) => {
+    // The hold stays and expires; the audit reports the request as held but never settled.
+    reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
+  });
+  if (raw.destroyed) return;
+  if (failure) {
+    const { body } = describeAnthropicError(failure);
+    raw.end(sseEvent({ type: 'error', error: body.error }));
+    return;
+  }
+  const billed = usage ?? tokensOnly(prepared.inputTokens, countTextTokens(translator.produced));
+  raw.end(translator.end(billed).map(sseEvent).join(''));
+}

@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { CAPABILITIES } from '../../../catalog/capabilities.ts';
+import { ModelRecord, modelRecord } from '../../../catalog/record.ts';
+import { SchemaBlock, schemaBlock } from '../../../catalog/schema-block.ts';
+import { type Catalog, type CatalogModel, MODALITIES } from '../../../catalog/types.ts';
+import { ApiError } from '../../errors.ts';
+
+const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelRecord) });
+const ModelDetail = ModelRecord.extend({ schema: SchemaBlock });
+const CapabilityList = z.object({
+  object: z.literal('list'),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      description: z.string(),
+      endpoint: z.object({ method: z.enum(['GET', 'POST']), path: z.string() }),
+    }),
+  ),
+});
+
+const notFound = (id: string) =>
+  new ApiError(
+    404,
+    'model_not_found',
+    `The model '${id}' does not exist; ids are <provider>/<model>, see GET /v1/models`,
+  );
+
+/**
+ * The model catalog. Model ids contain a slash and some provider model ids more (OpenRouter's
+ * `openrouter/openai/gpt-4o`), so the detail routes take the rest of the path and split it on its first slash.
+ */
+export const modelRoutes =
+  (catalog: Catalog, env: NodeJS.ProcessEnv, publicBaseUrl: () => string): FastifyPluginAsyncZod =>
+  async (app) => {
+    const find = (id: string): CatalogModel => {
+      const model = catalog.get(id);
+      if (!model) throw notFound(id);
+      return model;
+    };
+    const detail = (model: CatalogModel) => ({
+      ...modelRecord(model, env),
+      schema: schemaBlock(model, publicBaseUrl()),
+    });
+
+    app.get(
+      '/models',
+      {
+        schema: {
+          querystring: z.object({ modality: z.enum(MODALITIES).optional(), provider: z.string().optional() }),
+          response: { 200: ModelList },
+        },
+      },
+      async (request) => ({
+        object: 'list' as const,
+        data: catalog.list(request.query).map((m) => modelRecord(m, env)),
+      }),
+    );
+
+    // A bare `gpt-4o` names no provider; an encoded `openai%2Fgpt-4o` arrives here decoded and is a whole id.
+    app.get(
+      '/models/:provider',
+      { schema: { params: z.object({ provider: z.string() }), response: { 200: ModelDetail } } },
+      async (request) => detail(find(request.params.provider)),
+    );
+
+    app.get(
+      '/models/:provider/*',
+      {
+        schema: {
+          params: z.object({ provider: z.string(), '*': z.string() }),
+          response: { 200: z.union([ModelDetail, SchemaBlock]) },
+        },
+      },
+      async (request) => {
+        const id = `${request.params.provider}/${request.params['*']}`;
+        const model = catalog.get(id);
+        if (model) return detail(model);
+        const schemaOf = /^(.+)\/schema$/.exec(id)?.[1];
+        if (schemaOf) return schemaBlock(find(schemaOf), publicBaseUrl());
+        throw notFound(id);
+      },
+    );
+
+    app.get('/capabilities', { schema: { response: { 200: CapabilityList } } }, async () => ({
+      object: 'list' as const,
+      data: CAPABILITIES.map(({ id, description, endpoint }) => ({ id, description, endpoint })),
+    }));
+  };

@@ -1,0 +1,46 @@
+import { describeError } from '../http/errors.ts';
+
+/** Anthropic's error types by status (https://docs.anthropic.com/en/api/errors). */
+const TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  409: 'conflict_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+};
+
+export interface AnthropicErrorBody {
+  type: 'error';
+  error: { type: string; message: string };
+  request_id?: string;
+}
+
+export function anthropicErrorType(status: number): string {
+  return TYPES[status] ?? (status < 500 ? 'invalid_request_error' : 'api_error');
+}
+
+/**
+ * An error in Anthropic's shape. Status, message and headers are the gateway's own, from its one mapping of
+ * errors to HTTP; only the body is reshaped, so both route families refuse the same things the same way.
+ */
+export function describeAnthropicError(
+  error: unknown,
+  requestId?: string,
+): { status: number; headers: Record<string, string>; body: AnthropicErrorBody } {
+  const { status, headers, body } = describeError(error);
+  return {
+    status,
+    headers,
+    body: {
+      type: 'error',
+      error: { type: anthropicErrorType(status), message: body.error.message },
+      ...(requestId === undefined ? {} : { request_id: requestId }),
+    },
+  };
+}

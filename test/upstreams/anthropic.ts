@@ -1,0 +1,264 @@
+import { type Incoming, type Reply, sse, startUpstream } from './harness.ts';
+import {
+  type Answer,
+  answer,
+  type Conversation,
+  fragments,
+  isObj,
+  list,
+  type Obj,
+  pieces,
+  reasoningModel,
+  str,
+} from './model.ts';
+import type { Upstream } from './types.ts';
+
+/**
+ * Anthropic's Messages API. The gateway's base URL is `url` itself (ANTHROPIC_BASE_URL has no version path).
+ * Thinking blocks appear for reasoning model ids and when the request enables `thinking`.
+ */
+export function startAnthropicUpstream(): Promise<Upstream> {
+  return startUpstream({ handle, errorReply, rateLimited });
+}
+
+function handle(request: Incoming): Reply {
+  const { method, path, seq } = request;
+  const countTokens = path === '/v1/messages/count_tokens';
+  if (method !== 'POST' || (path !== '/v1/messages' && !countTokens))
+    return error(404, seq, 'not_found_error', 'Not Found');
+  if (!request.headers['x-api-key']) {
+    return error(401, seq, 'authentication_error', 'x-api-key header is required');
+  }
+  if (!request.headers['anthropic-version']) {
+    return error(400, seq, 'invalid_request_error', 'anthropic-version: header is required');
+  }
+  const body = request.body;
+  if (request.invalidJson || !isObj(body))
+    return error(400, seq, 'invalid_request_error', 'Invalid JSON in request body');
+  const missing = ['model', 'messages', ...(countTokens ? [] : ['max_tokens'])].find(
+    (field) => body[field] === undefined,
+  );
+  if (missing) return error(400, seq, 'invalid_request_error', `${missing}: Field required`);
+  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+    return error(400, seq, 'invalid_request_error', 'messages: Input should be a valid list');
+  }
+
+  const thinking = isObj(body.thinking) ? body.thinking.type : undefined;
+  const result = answer({
+    conversation: conversation(body.system, body.messages),
+    limit: typeof body.max_tokens === 'number' ? body.max_tokens : undefined,
+    json: jsonFormat(body),
+    toolName:
+      isObj(body.tool_choice) && body.tool_choice.type === 'none' ? undefined : firstToolName(body.tools),
+    reasoning: reasoningModel(body.model) || thinking === 'enabled' || thinking === 'adaptive',
+  });
+  if (countTokens) return { status: 200, headers: headers(seq), body: { input_tokens: result.promptTokens } };
+
+  const message = { id: `msg_sim${seq}`, type: 'message', role: 'assistant', model: body.model };
+  if (body.stream === true) {
+    return {
+      status: 200,
+      headers: {
+        ...headers(seq),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+      },
+      chunks: streamEvents(result, message, seq),
+    };
+  }
+  const content = blocks(result, seq).map((block) => block.full);
+  return {
+    status: 200,
+    headers: headers(seq),
+    body: {
+      ...message,
+      content,
+      stop_reason: stopReasons[result.finish],
+      stop_sequence: null,
+      usage: usage(result),
+    },
+  };
+}
+
+const stopReasons = { stop: 'end_turn', length: 'max_tokens', tool: 'tool_use' } as const;
+
+interface Block {
+  full: Obj;
+  start: Obj;
+  deltas: Obj[];
+}
+
+function blocks(result: Answer, seq: number): Block[] {
+  const out: Block[] = [];
+  if (result.reasoning !== undefined) {
+    const signature = Buffer.from(`sim-signature:${result.reasoning}`).toString('base64');
+    out.push({
+      full: { type: 'thinking', thinking: result.reasoning, signature },
+      start: { type: 'thinking', thinking: '', signature: '' },
+      deltas: [
+        ...pieces(result.reasoning).map((thinking) => ({ type: 'thinking_delta', thinking })),
+        { type: 'signature_delta', signature },
+      ],
+    });
+  }
+  if (result.toolCall) {
+    const tool = { type: 'tool_use', id: `toolu_sim${seq}`, name: result.toolCall.name };
+    out.push({
+      full: { ...tool, input: result.toolCall.args },
+      start: { ...tool, input: {} },
+      // Anthropic opens a tool's input with an empty fragment before the real ones.
+      deltas: ['', ...fragments(result.toolCall.argsJson)].map((partial_json) => ({
+        type: 'input_json_delta',
+        partial_json,
+      })),
+    });
+  }
+  if (result.text !== undefined) {
+    out.push({
+      full: { type: 'text', text: result.text },
+      start: { type: 'text', text: '' },
+      deltas: pieces(result.text).map((text) => ({ type: 'text_delta', text })),
+    });
+  }
+  return out;
+}
+
+/** The documented order: message_start, then per block start/deltas/stop (a ping after the first start), message_delta, message_stop. */
+function streamEvents(result: Answer, message: Obj, seq: number): string[] {
+  const event = (type: string, data: Obj = {}) => sse({ type, ...data }, type);
+  const start = {
+    ...message,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    // Anthropic reports a token or so of output up front; message_delta carries the cumulative total.
+    usage: { ...usage(result), output_tokens: 1 },
+  };
+  const out = [event('message_start', { message: start })];
+  for (const [index, block] of blocks(result, seq).entries()) {
+    out.push(event('content_block_start', { index, content_block: block.start }));
+    if (index === 0) out.push(event('ping'));
+    for (const delta of block.deltas) out.push(event('content_block_delta', { index, delta }));
+    out.push(event('content_block_stop', { index }));
+  }
+  const { service_tier: _tier, ...cumulative } = usage(result);
+  out.push(
+    event('message_delta', {
+      delta: { stop_reason: stopReasons[result.finish], stop_sequence: null },
+      usage: cumulative,
+    }),
+    event('message_stop'),
+  );
+  return out;
+}
+
+/** input_tokens excludes cache reads, which Anthropic reports beside it. */
+function usage(result: Answer): Obj {
+  return {
+    input_tokens: result.promptTokens - result.cachedTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: result.cachedTokens,
+    output_tokens: result.completionTokens + result.reasoningTokens,
+    service_tier: 'standard',
+  };
+}
+
+function conversation(system: unknown, messages: unknown[]): Conversation {
+  const systemText = system === undefined ? undefined : blockText(system, false);
+  const messageTexts = systemText === undefined ? [] : [systemText];
+  let lastUserText = '';
+  for (const message of messages) {
+    if (!isObj(message)) continue;
+    messageTexts.push(blockText(message.content, true));
+    const own = blockText(message.content, false);
+    if (message.role === 'user' && own !== '') lastUserText = own;
+  }
+  const last = messages.at(-1);
+  const endsWithUserText =
+    isObj(last) &&
+    last.role === 'user' &&
+    !list(last.content).some((block) => isObj(block) && block.type === 'tool_result');
+  return { messageTexts, systemText, lastUserText, endsWithUserText };
+}
+
+/** Text blocks joined by newlines; with toolResults, the text inside tool_result blocks too. */
+function blockText(content: unknown, toolResults: boolean): string {
+  if (typeof content === 'string') return content;
+  return list(content)
+    .flatMap((block): string[] => {
+      if (!isObj(block)) return [];
+      if (block.type === 'text') return [str(block.text) ?? ''];
+      if (block.type === 'tool_result' && toolResults) return [blockText(block.content, false)];
+      return [];
+    })
+    .join('\n');
+}
+
+function jsonFormat(body: Obj): boolean {
+  // Structured outputs: `output_format` in the beta, `output_config.format` since.
+  const format = isObj(body.output_config) ? body.output_config.format : body.output_format;
+  return isObj(format) && format.type === 'json_schema';
+}
+
+function firstToolName(tools: unknown): string | undefined {
+  const tool = list(tools).find((t) => isObj(t) && typeof t.name === 'string');
+  return isObj(tool) ? str(tool.name) : undefined;
+}
+
+function headers(seq: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'request-id': `req_sim${seq}`,
+    'anthropic-organization-id': '00000000-0000-4000-8000-000000000000',
+  };
+}
+
+function error(
+  status: number,
+  seq: number,
+  type: string,
+  message: string,
+  extra: Record<string, string> = {},
+): Reply {
+  return {
+    status,
+    headers: { ...headers(seq), ...extra },
+    body: { type: 'error', error: { type, message }, request_id: `req_sim${seq}` },
+  };
+}
+
+const defaultErrors: Record<number, [string, string]> = {
+  400: ['invalid_request_error', 'Invalid request.'],
+  401: ['authentication_error', 'invalid x-api-key'],
+  402: ['billing_error', 'Your credit balance is too low to access the Anthropic API.'],
+  403: ['permission_error', 'Your API key does not have permission to use the specified resource.'],
+  404: ['not_found_error', 'The requested resource could not be found.'],
+  413: ['request_too_large', 'Request exceeds the maximum allowed number of bytes.'],
+  429: ['rate_limit_error', 'Number of requests has exceeded your rate limit.'],
+  500: ['api_error', 'Internal server error'],
+  504: ['timeout_error', 'Request timed out.'],
+  529: ['overloaded_error', 'Overloaded'],
+};
+
+function errorReply(status: number, seq: number): Reply {
+  const [type, message] =
+    defaultErrors[status] ??
+    (status >= 500 ? ['api_error', 'Internal server error'] : ['invalid_request_error', 'Invalid request.']);
+  return error(status, seq, type, message);
+}
+
+function rateLimited(retryAfterSeconds: number, seq: number): Reply {
+  const reset = new Date(Date.now() + retryAfterSeconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  return error(
+    429,
+    seq,
+    'rate_limit_error',
+    'This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.',
+    {
+      'retry-after': String(retryAfterSeconds),
+      'anthropic-ratelimit-requests-limit': '50',
+      'anthropic-ratelimit-requests-remaining': '0',
+      'anthropic-ratelimit-requests-reset': reset,
+    },
+  );
+}

@@ -1,0 +1,28 @@
+/** An in-process provider simulator: tests point the gateway at `url` and assert on `requests`. */
+export interface Upstream {
+  url: string;
+  requests: RecordedRequest[];
+  /** Queues a behaviour for one future request; requests take them in order, 'ok' once the queue is empty. */
+  script(next: Script): void;
+  close(): Promise<void>;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** The path without the query string (see `query` for that). */
+  path: string;
+  query: Record<string, string>;
+  /** Lower-cased names; repeated headers joined with ', '. */
+  headers: Record<string, string>;
+  /** Parsed JSON; the raw text when it is not JSON; undefined when empty. */
+  body: unknown;
+}
+
+export type Script =
+  // chunkDelayMs spaces out streamed chunks, for tests that watch chunks arrive one by one.
+  | { kind: 'ok'; chunkDelayMs?: number }
+  | { kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> }
+  | { kind: 'rate_limited'; retryAfterSeconds: number }
+  | { kind: 'slow_first_byte'; ms: number }
+  | { kind: 'hang' }
+  | { kind: 'disconnect_mid_stream'; afterChunks: number };
