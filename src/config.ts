@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { type FileSettings, readConfigFile } from './config-file.ts';
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -18,6 +19,7 @@ const Env = z.object({
   GATEWAY_DEMO_CREDIT_CENTS: z.coerce.number().int().min(0).default(500),
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_MAX_RETRY_WAIT_MS: z.coerce.number().int().min(0).default(10_000),
+  GATEWAY_CONFIG: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -37,8 +39,13 @@ export interface Config {
   upstreamTimeoutMs: number;
   /** The longest Retry-After from a provider that the gateway waits out before passing the 429 on. */
   maxRetryWaitMs: number;
-  /** The environment, where provider keys and base URLs are read (`<PROVIDER>_API_KEY`, `<PROVIDER>_BASE_URL`). */
+  /**
+   * Where provider keys and base URLs are read (`<PROVIDER>_API_KEY`, `<PROVIDER>_BASE_URL`): the environment,
+   * over the config file's providers.
+   */
   env: NodeJS.ProcessEnv;
+  /** Models to fall back to, per model, when a request names none (config file). */
+  fallbacks: Record<string, string[]>;
   logLevel: z.infer<typeof Env>['LOG_LEVEL'];
 }
 
@@ -55,6 +62,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${issues}`);
   }
   const e = parsed.data;
+  let file: FileSettings;
+  try {
+    file = readConfigFile(e.GATEWAY_CONFIG);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   if (e.GATEWAY_EVENT_STORE === 'esdb' && !e.ESDB_URL) {
     throw new ConfigError(
       'GATEWAY_EVENT_STORE=esdb needs ESDB_URL (for example esdb://127.0.0.1:2113?tls=false)',
@@ -74,7 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demoCreditCents: e.GATEWAY_DEMO_CREDIT_CENTS,
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
     maxRetryWaitMs: e.GATEWAY_MAX_RETRY_WAIT_MS,
-    env: given,
+    env: { ...file.variables, ...given },
+    fallbacks: file.fallbacks,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -102,6 +102,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     health: new ProviderHealth(),
     timeoutMs: config.upstreamTimeoutMs,
     maxRetryWaitMs: config.maxRetryWaitMs,
+    fallbacks: config.fallbacks,
   };
   const app = await buildApp({
     chat,

@@ -1,3 +1,4 @@
+import { errors } from 'undici';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { Catalog } from '../catalog/types.ts';
@@ -18,6 +19,8 @@ export interface ChatDeps {
   timeoutMs: number;
   /** The longest Retry-After the gateway waits out itself before passing a 429 on. */
   maxRetryWaitMs: number;
+  /** Per-model fallbacks from the config file, used when a request gives no `models` of its own. */
+  fallbacks: Record<string, string[]>;
 }
 
 export interface Served {
@@ -28,11 +31,15 @@ export interface Served {
 
 const RATE_LIMIT_RETRIES = 2;
 
-/** The models to try, in order: `model`, then the fallbacks of `models` (as OpenRouter takes them). */
+/**
+ * The models to try, in order: `model`, then the fallbacks of `models` (as OpenRouter takes them), or else the
+ * fallbacks configured for the model.
+ */
 function candidates(deps: ChatDeps, body: ChatCompletionRequest): ChatTarget[] {
-  const fallbacks = Array.isArray(body.models)
+  const given = Array.isArray(body.models)
     ? body.models.filter((m): m is string => typeof m === 'string')
     : [];
+  const fallbacks = given.length > 0 || body.model === undefined ? given : (deps.fallbacks[body.model] ?? []);
   const ids = [...new Set([...(body.model === undefined ? [] : [body.model]), ...fallbacks])];
   return (ids.length > 0 ? ids : [undefined]).map((id) =>
     resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, id),
@@ -41,6 +48,10 @@ function candidates(deps: ChatDeps, body: ChatCompletionRequest): ChatTarget[] {
 
 /** An upstream failure as the client sees it. */
 export function clientError(error: unknown, model: string): unknown {
+  // A connection that breaks while a response is being read fails inside the HTTP client, not as a status.
+  if (error instanceof errors.UndiciError) {
+    return new ApiError(502, 'provider_error', `The provider's connection broke: ${model}: ${error.message}`);
+  }
   if (!(error instanceof UpstreamError)) return error;
   const where = `${model}: ${error.message}`;
   switch (error.failure) {
