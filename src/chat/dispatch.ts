@@ -99,7 +99,7 @@ async function withRetries<T>(deps: ChatDeps, target: ChatTarget, call: () => Pr
  * Tries each candidate model in turn: a reservation, the call, and on a retryable failure the hold's release and
  * the next candidate. The request is charged once, for the attempt that served it.
  */
-async function firstServing<T>(
+export async function firstServing<T>(
   deps: ChatDeps,
   auth: KeyHolder,
   body: ChatCompletionRequest,

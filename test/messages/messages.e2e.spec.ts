@@ -249,7 +249,7 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
     ]);
   });
 
-  it('serves an Anthropic model through the chat path, thinking and cached input included', async () => {
+  it('passes an Anthropic model’s request through natively, thinking and cached input included', async () => {
     const request = {
       model: 'anthropic/claude-sonnet-4-5',
       max_tokens: 8000,
@@ -258,14 +258,17 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
       messages: say('Hello there'),
     };
     const message = await client.messages.create(request);
+    // Untranslated: the client's own thinking budget and system prompt reach the provider as sent.
     expect(anthropic.requests.at(-1)?.body).toMatchObject({
       model: 'claude-sonnet-4-5',
       system: 'Use the cached context.',
-      thinking: { type: 'enabled', budget_tokens: 4096 },
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      max_tokens: 8000,
     });
     expect(message.id).toMatch(/^msg_sim\d+$/);
+    expect(message.model).toBe('anthropic/claude-sonnet-4-5');
     expect(message.content).toEqual([
-      { type: 'thinking', thinking: 'thinking about: Hello there', signature: '' },
+      { type: 'thinking', thinking: 'thinking about: Hello there', signature: expect.any(String) },
       { type: 'text', text: 'echo: Hello there' },
     ]);
     // The simulator's token rule: 7 cached system tokens, 5 for the user turn, 3 + 4 output words.
@@ -274,6 +277,31 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
     const streamed = await client.messages.stream(request).finalMessage();
     expect(streamed.content).toEqual(message.content);
     expect(streamed.usage).toMatchObject({ input_tokens: 5, cache_read_input_tokens: 7, output_tokens: 7 });
+
+    // Both billed from the provider's own usage, the cached input priced apart.
+    const charges = await eventually(
+      async () =>
+        (
+          await gateway.runtime.database.pool.query<{
+            usage_reported: boolean;
+            lines: { item: string; quantity: number }[];
+          }>(
+            `SELECT usage_reported, lines FROM charges WHERE model = 'anthropic/claude-sonnet-4-5' ORDER BY occurred_at`,
+          )
+        ).rows,
+      (rows) => rows.length >= 2,
+      3000,
+    );
+    for (const charge of charges.slice(-2)) {
+      expect(charge.usage_reported).toBe(true);
+      expect(charge.lines).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ item: 'input_tokens', quantity: 5 }),
+          expect.objectContaining({ item: 'cached_input_tokens', quantity: 7 }),
+          expect.objectContaining({ item: 'output_tokens', quantity: 7 }),
+        ]),
+      );
+    }
   });
 
   it('ends a stream that fails upstream with an error event', async () => {

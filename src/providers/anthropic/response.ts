@@ -10,7 +10,7 @@ export const FINISH_REASON: Record<string, string> = {
   refusal: 'content_filter',
 };
 
-interface AnthropicUsage {
+export interface AnthropicUsage {
   input_tokens?: number;
   output_tokens?: number;
   cache_read_input_tokens?: number | null;

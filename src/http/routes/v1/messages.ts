@@ -8,11 +8,13 @@ import {
   completeChat,
   type OpenedStream,
   openChatStream,
+  type Served,
 } from '../../../chat/dispatch.ts';
 import { tokensOnly } from '../../../chat/pricing.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
 import { settleChat } from '../../../chat/service.ts';
 import { describeAnthropicError } from '../../../messages/errors.ts';
+import { type NativeStream, NativeUsage, nativeComplete, nativeStream } from '../../../messages/native.ts';
 import { toChatMessages, toChatRequest } from '../../../messages/request.ts';
 import { messageIdFor, toMessageResponse } from '../../../messages/response.ts';
 import { CountTokensRequest, MessagesRequest } from '../../../messages/schema.ts';
@@ -45,6 +47,39 @@ export const messagesRoutes =
         if (!reply.raw.writableFinished) gone.abort();
       });
       reply.header('x-cache-status', 'miss').header('request-id', request.id);
+
+      // An Anthropic model with no fallbacks is served in its own format, untranslated both ways.
+      const native = deps.catalog.get(request.body.model)?.api === 'anthropic' && body.models === undefined;
+      if (native && body.stream) {
+        const opened = await nativeStream(
+          deps,
+          request.auth,
+          request.body,
+          body,
+          request.id,
+          tag,
+          gone.signal,
+        );
+        return relayNative(reply, opened, deps);
+      }
+      if (native) {
+        const served = await nativeComplete(
+          deps,
+          request.auth,
+          request.body,
+          body,
+          request.id,
+          tag,
+          gone.signal,
+        );
+        const cost = await settleChat(deps.spending, served.prepared, served.result.usage, '');
+        reply
+          .header('x-model', served.target.model.id)
+          .header('x-provider', served.target.model.provider)
+          .header('x-latency-ms', String(served.latencyMs))
+          .header('x-cost-cents', String(nanosToCents(cost)));
+        return { ...served.result.message, model: served.target.model.id };
+      }
 
       if (body.stream) {
         const opened = await openChatStream(deps, request.auth, body, request.id, tag, gone.signal);
@@ -145,4 +180,66 @@ async function relayEvents(reply: FastifyReply, opened: OpenedStream, deps: Chat
   }
   const billed = usage ?? tokensOnly(prepared.inputTokens, countTextTokens(translator.produced));
   raw.end(translator.end(billed).map(sseEvent).join(''));
+}
+
+/**
+ * An Anthropic model's own event stream, passed on event by event (the model id rewritten to the gateway's),
+ * billed from the cumulative usage the events carry.
+ */
+async function relayNative(
+  reply: FastifyReply,
+  opened: Served & { result: NativeStream },
+  deps: ChatDeps,
+): Promise<void> {
+  const { target, prepared } = opened;
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-model': target.model.id,
+    'x-provider': target.model.provider,
+    'x-latency-ms': String(opened.latencyMs),
+  });
+  const usage = new NativeUsage();
+  const write = async (event: { event: string | undefined; data: string }) => {
+    usage.observe(event);
+    let data = event.data;
+    if (event.event === 'message_start') {
+      const parsed = JSON.parse(data) as { message?: { model?: string } };
+      if (parsed.message) parsed.message.model = target.model.id;
+      data = JSON.stringify(parsed);
+    }
+    if (raw.destroyed) return;
+    if (!raw.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${data}\n\n`)) {
+      await new Promise<void>((resolve) => {
+        raw.once('drain', resolve);
+        raw.once('close', resolve);
+      });
+    }
+  };
+  let failure: unknown;
+  try {
+    await write(opened.result.first);
+    for (let next = await opened.result.rest.next(); !next.done; next = await opened.result.rest.next()) {
+      if (raw.destroyed) break;
+      await write(next.value);
+    }
+  } catch (error) {
+    failure = clientError(error, target.model.id);
+  } finally {
+    if (raw.destroyed) await opened.result.rest.return?.();
+  }
+  await settleChat(deps.spending, prepared, usage.reported(), usage.produced).catch((error: unknown) => {
+    reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
+  });
+  if (raw.destroyed) return;
+  if (failure) {
+    const { body } = describeAnthropicError(failure);
+    raw.end(sseEvent({ type: 'error', error: body.error }));
+    return;
+  }
+  raw.end();
 }

@@ -1,0 +1,117 @@
+import type { KeyHolder } from '../accounts/live-state.ts';
+import type { ChatDeps, Served } from '../chat/dispatch.ts';
+import { firstServing } from '../chat/dispatch.ts';
+import type { ChatCompletionRequest } from '../chat/request.ts';
+import { type AnthropicUsage, readAnthropicUsage } from '../providers/anthropic/response.ts';
+import { postJson } from '../providers/http.ts';
+import { parseSse, type SseEvent } from '../providers/sse.ts';
+import type { ReportedUsage, Upstream } from '../providers/types.ts';
+
+const VERSION = '2023-06-01';
+
+/** Fields of the gateway's, not Anthropic's. */
+const GATEWAY_FIELDS = ['models'] as const;
+
+function nativeRequest(
+  original: Record<string, unknown>,
+  upstream: Upstream,
+  maxTokens: number,
+  stream: boolean,
+) {
+  const body: Record<string, unknown> = { ...original, model: upstream.model, max_tokens: maxTokens, stream };
+  for (const field of GATEWAY_FIELDS) delete body[field];
+  return {
+    url: `${upstream.baseUrl.replace(/\/+$/, '')}/v1/messages`,
+    headers: { 'x-api-key': upstream.apiKey, 'anthropic-version': VERSION },
+    body,
+    timeoutMs: upstream.timeoutMs,
+  };
+}
+
+export interface NativeMessage {
+  message: Record<string, unknown>;
+  usage: ReportedUsage | undefined;
+}
+
+/**
+ * An Anthropic model asked in Anthropic's own format goes upstream as it came (bar the model id and the output
+ * limit the gateway reserved for), and its answer comes back untranslated. The reservation and the charge
+ * still go through the chat path's checks, from the request translated for counting only.
+ */
+export async function nativeComplete(
+  deps: ChatDeps,
+  auth: KeyHolder,
+  original: Record<string, unknown>,
+  counted: ChatCompletionRequest,
+  requestId: string,
+  tag: string | null,
+  signal: AbortSignal,
+): Promise<Served & { result: NativeMessage }> {
+  return firstServing(deps, auth, counted, requestId, tag, async (target, prepared) => {
+    const response = await postJson({
+      ...nativeRequest(original, target.upstream, prepared.outputLimit, false),
+      signal,
+    });
+    const message = (await response.body.json()) as Record<string, unknown>;
+    return { message, usage: readAnthropicUsage(message.usage as AnthropicUsage | undefined) };
+  });
+}
+
+export interface NativeStream {
+  first: SseEvent;
+  rest: AsyncIterator<SseEvent>;
+}
+
+export async function nativeStream(
+  deps: ChatDeps,
+  auth: KeyHolder,
+  original: Record<string, unknown>,
+  counted: ChatCompletionRequest,
+  requestId: string,
+  tag: string | null,
+  signal: AbortSignal,
+): Promise<Served & { result: NativeStream }> {
+  return firstServing(deps, auth, counted, requestId, tag, async (target, prepared) => {
+    const request = nativeRequest(original, target.upstream, prepared.outputLimit, true);
+    const response = await postJson({
+      ...request,
+      headers: { ...request.headers, accept: 'text/event-stream' },
+      signal,
+    });
+    const rest = parseSse(response.body)[Symbol.asyncIterator]();
+    const first = await rest.next();
+    if (first.done) throw new Error('the provider closed the stream without an event');
+    return { first: first.value, rest };
+  });
+}
+
+/**
+ * Follows Anthropic's cumulative usage through a stream: `message_start` carries the input side, each
+ * `message_delta` the output so far.
+ */
+export class NativeUsage {
+  private usage: AnthropicUsage = {};
+  produced = '';
+
+  observe(event: SseEvent): void {
+    let data: {
+      type?: string;
+      message?: { usage?: AnthropicUsage };
+      usage?: AnthropicUsage;
+      delta?: { type?: string; text?: string };
+    };
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    if (data.type === 'message_start') this.usage = { ...data.message?.usage };
+    if (data.type === 'message_delta') this.usage = { ...this.usage, ...data.usage };
+    if (data.type === 'content_block_delta' && data.delta?.type === 'text_delta')
+      this.produced += data.delta.text ?? '';
+  }
+
+  reported(): ReportedUsage | undefined {
+    return readAnthropicUsage(this.usage);
+  }
+}
