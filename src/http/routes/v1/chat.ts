@@ -13,6 +13,7 @@ import { ChatCompletionRequest, isValidTag, requestTag } from '../../../chat/req
 import { completionId, settleChat } from '../../../chat/service.ts';
 import type { ChatChunk, ReportedUsage } from '../../../providers/types.ts';
 import { ApiError, describeError } from '../../errors.ts';
+import { openEventStream } from '../../event-stream.ts';
 
 export const chatRoutes =
   (deps: ChatDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
@@ -61,26 +62,8 @@ function deltaText(chunk: ChatChunk): string {
  */
 async function relayStream(reply: FastifyReply, opened: OpenedStream, deps: ChatDeps, includeUsage: boolean) {
   const { target, prepared } = opened;
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-model': target.model.id,
-    'x-provider': target.model.provider,
-    'x-latency-ms': String(opened.latencyMs),
-  });
-  const write = async (payload: unknown) => {
-    if (raw.destroyed) return;
-    if (!raw.write(`data: ${JSON.stringify(payload)}\n\n`)) {
-      await new Promise<void>((resolve) => {
-        raw.once('drain', resolve);
-        raw.once('close', resolve);
-      });
-    }
-  };
+  const stream = openEventStream(reply, opened);
+  const write = (payload: unknown) => stream.write(`data: ${JSON.stringify(payload)}\n\n`);
   let produced = '';
   let usage: ReportedUsage | undefined;
   let usageChunk: ChatChunk | undefined;
@@ -99,20 +82,20 @@ async function relayStream(reply: FastifyReply, opened: OpenedStream, deps: Chat
   try {
     await forward(opened.first);
     for (let next = await opened.rest.next(); !next.done; next = await opened.rest.next()) {
-      if (raw.destroyed) break;
+      if (stream.gone()) break;
       await forward(next.value);
     }
   } catch (error) {
     failure = clientError(error, target.model.id);
   } finally {
-    if (raw.destroyed) await opened.rest.return?.();
+    if (stream.gone()) await opened.rest.return?.();
   }
   const cost = await settleChat(deps.spending, prepared, usage, produced).catch((error: unknown) => {
     // The hold stays and expires; the audit reports the request as held but never settled.
     reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
     return undefined;
   });
-  if (raw.destroyed) return;
+  if (stream.gone()) return;
   if (failure) await write(describeError(failure).body);
   else if (includeUsage && usageChunk) {
     await write({
@@ -120,5 +103,5 @@ async function relayStream(reply: FastifyReply, opened: OpenedStream, deps: Chat
       usage: { ...(usageChunk.usage as object), cost_cents: nanosToCents(cost ?? 0n) },
     });
   }
-  raw.end('data: [DONE]\n\n');
+  stream.end('data: [DONE]\n\n');
 }

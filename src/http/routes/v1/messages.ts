@@ -22,6 +22,7 @@ import { type MessageEvent, MessageEvents, sseEvent } from '../../../messages/st
 import { readOpenAiUsage } from '../../../providers/openai/usage.ts';
 import { countChatInputTokens, countTextTokens } from '../../../tokens/count.ts';
 import { ApiError } from '../../errors.ts';
+import { openEventStream } from '../../event-stream.ts';
 
 /**
  * Anthropic's Messages API over the chat path: the request is translated to a chat completion, served, billed
@@ -132,26 +133,8 @@ function replyText(choice: unknown): string {
  */
 async function relayEvents(reply: FastifyReply, opened: OpenedStream, deps: ChatDeps): Promise<void> {
   const { target, prepared } = opened;
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-model': target.model.id,
-    'x-provider': target.model.provider,
-    'x-latency-ms': String(opened.latencyMs),
-  });
-  const write = async (events: MessageEvent[]) => {
-    if (raw.destroyed || events.length === 0) return;
-    if (!raw.write(events.map(sseEvent).join(''))) {
-      await new Promise<void>((resolve) => {
-        raw.once('drain', resolve);
-        raw.once('close', resolve);
-      });
-    }
-  };
+  const stream = openEventStream(reply, opened);
+  const write = (events: MessageEvent[]) => stream.write(events.map(sseEvent).join(''));
   const id = messageIdFor(opened.first.chunk.id);
   const translator = new MessageEvents({ id, model: target.model.id, inputTokens: prepared.inputTokens });
   let usage = opened.first.usage;
@@ -159,27 +142,27 @@ async function relayEvents(reply: FastifyReply, opened: OpenedStream, deps: Chat
   try {
     await write([...translator.start(), ...translator.push(opened.first.chunk)]);
     for (let next = await opened.rest.next(); !next.done; next = await opened.rest.next()) {
-      if (raw.destroyed) break;
+      if (stream.gone()) break;
       usage = next.value.usage ?? usage;
       await write(translator.push(next.value.chunk));
     }
   } catch (error) {
     failure = clientError(error, target.model.id);
   } finally {
-    if (raw.destroyed) await opened.rest.return?.();
+    if (stream.gone()) await opened.rest.return?.();
   }
   await settleChat(deps.spending, prepared, usage, translator.produced).catch((error: unknown) => {
     // The hold stays and expires; the audit reports the request as held but never settled.
     reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
   });
-  if (raw.destroyed) return;
+  if (stream.gone()) return;
   if (failure) {
     const { body } = describeAnthropicError(failure);
-    raw.end(sseEvent({ type: 'error', error: body.error }));
+    stream.end(sseEvent({ type: 'error', error: body.error }));
     return;
   }
   const billed = usage ?? tokensOnly(prepared.inputTokens, countTextTokens(translator.produced));
-  raw.end(translator.end(billed).map(sseEvent).join(''));
+  stream.end(translator.end(billed).map(sseEvent).join(''));
 }
 
 /**
@@ -192,17 +175,7 @@ async function relayNative(
   deps: ChatDeps,
 ): Promise<void> {
   const { target, prepared } = opened;
-  reply.hijack();
-  const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-model': target.model.id,
-    'x-provider': target.model.provider,
-    'x-latency-ms': String(opened.latencyMs),
-  });
+  const stream = openEventStream(reply, opened);
   const usage = new NativeUsage();
   const write = async (event: { event: string | undefined; data: string }) => {
     usage.observe(event);
@@ -212,34 +185,28 @@ async function relayNative(
       if (parsed.message) parsed.message.model = target.model.id;
       data = JSON.stringify(parsed);
     }
-    if (raw.destroyed) return;
-    if (!raw.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${data}\n\n`)) {
-      await new Promise<void>((resolve) => {
-        raw.once('drain', resolve);
-        raw.once('close', resolve);
-      });
-    }
+    await stream.write(`${event.event ? `event: ${event.event}\n` : ''}data: ${data}\n\n`);
   };
   let failure: unknown;
   try {
     await write(opened.result.first);
     for (let next = await opened.result.rest.next(); !next.done; next = await opened.result.rest.next()) {
-      if (raw.destroyed) break;
+      if (stream.gone()) break;
       await write(next.value);
     }
   } catch (error) {
     failure = clientError(error, target.model.id);
   } finally {
-    if (raw.destroyed) await opened.result.rest.return?.();
+    if (stream.gone()) await opened.result.rest.return?.();
   }
   await settleChat(deps.spending, prepared, usage.reported(), usage.produced).catch((error: unknown) => {
     reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
   });
-  if (raw.destroyed) return;
+  if (stream.gone()) return;
   if (failure) {
     const { body } = describeAnthropicError(failure);
-    raw.end(sseEvent({ type: 'error', error: body.error }));
+    stream.end(sseEvent({ type: 'error', error: body.error }));
     return;
   }
-  raw.end();
+  stream.end();
 }

@@ -1,0 +1,40 @@
+import type { FastifyReply } from 'fastify';
+import type { Served } from '../chat/dispatch.ts';
+
+export interface EventStream {
+  /** Writes raw SSE text, waiting for the client to drain when it is slow (backpressure reaches upstream). */
+  write(text: string): Promise<void>;
+  /** True once the client has gone. */
+  gone(): boolean;
+  end(text?: string): void;
+}
+
+/** Takes the reply over for server-sent events, with the gateway's headers for the model that serves. */
+export function openEventStream(reply: FastifyReply, served: Served): EventStream {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-model': served.target.model.id,
+    'x-provider': served.target.model.provider,
+    'x-latency-ms': String(served.latencyMs),
+  });
+  return {
+    async write(text) {
+      if (raw.destroyed || text === '') return;
+      if (!raw.write(text)) {
+        await new Promise<void>((resolve) => {
+          raw.once('drain', resolve);
+          raw.once('close', resolve);
+        });
+      }
+    },
+    gone: () => raw.destroyed,
+    end: (text) => {
+      if (!raw.destroyed) raw.end(text);
+    },
+  };
+}
