@@ -27,11 +27,7 @@ export function resolveChatModel(
   const model = catalog.get(id);
   if (!model) throw new ApiError(404, 'model_not_found', `The model '${id}' does not exist`);
   if (model.modality !== 'text') {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${id} is a ${model.modality} model, not a chat model`,
-    );
+    throw new ApiError(400, 'invalid_request_error', `'model': ${id} serves ${model.modality}, not chat`);
   }
   if (model.prices.inputNanosPerMillion === null || model.prices.outputNanosPerMillion === null) {
     throw new ApiError(

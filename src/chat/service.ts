@@ -8,7 +8,7 @@ import { countChatInputTokens, countTextTokens } from '../tokens/count.ts';
 import { affordableOutputTokens, chatCharge, tokensOnly } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
 
-/** The output limit assumed for a model whose price list gives none. */
+/** The output limit sent for a request that names none, when the model's own limit is unknown. */
 const DEFAULT_MAX_OUTPUT = 8192;
 /** Sampling parameters a reasoning model refuses; OpenAI's accept only the default, 1. */
 const SAMPLING_FIELDS = ['temperature', 'top_p'] as const;
@@ -43,16 +43,19 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
     );
   }
   const room = model.contextWindow === null ? Number.POSITIVE_INFINITY : model.contextWindow - inputTokens;
-  const limit = Math.min(model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT, room);
+  // A model's own output limit binds when the price list gives one; otherwise only the context window does.
+  const ceiling = Math.min(model.maxOutputTokens ?? Number.POSITIVE_INFINITY, room);
   const requested = body.max_completion_tokens ?? body.max_tokens;
-  if (requested !== undefined && requested > limit) {
+  if (requested !== undefined && requested > ceiling) {
     const field = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
     throw new ApiError(
       400,
       'invalid_request_error',
-      `'${field}': at most ${limit} for ${model.id} with this input`,
+      `'${field}': at most ${ceiling} for ${model.id} with this input`,
     );
   }
+  // Without a limit from the client, the hold (and the limit sent upstream) stops at a sane default.
+  const limit = requested ?? Math.min(model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT, room);
   return limit;
 }
 

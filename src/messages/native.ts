@@ -91,6 +91,7 @@ export async function nativeStream(
  */
 export class NativeUsage {
   private usage: AnthropicUsage = {};
+  private finished = false;
   produced = '';
 
   observe(event: SseEvent): void {
@@ -107,11 +108,27 @@ export class NativeUsage {
     }
     if (data.type === 'message_start') this.usage = { ...data.message?.usage };
     if (data.type === 'message_delta') this.usage = { ...this.usage, ...data.usage };
+    if (data.type === 'message_stop') this.finished = true;
     if (data.type === 'content_block_delta' && data.delta?.type === 'text_delta')
       this.produced += data.delta.text ?? '';
   }
 
+  /** The provider's figures once the stream finished; before that they are partial, and the gateway estimates. */
   reported(): ReportedUsage | undefined {
-    return readAnthropicUsage(this.usage);
+    return this.finished ? readAnthropicUsage(this.usage) : undefined;
   }
+}
+
+/** The text of a Messages answer, for an estimate when the provider reported no usage. */
+export function nativeText(message: Record<string, unknown>): string {
+  const content = Array.isArray(message.content) ? message.content : [];
+  return content
+    .map((block) => {
+      const b = block as { type?: string; text?: string; thinking?: string; input?: unknown };
+      if (b.type === 'text') return b.text ?? '';
+      if (b.type === 'thinking') return b.thinking ?? '';
+      if (b.type === 'tool_use') return JSON.stringify(b.input ?? {});
+      return '';
+    })
+    .join('');
 }

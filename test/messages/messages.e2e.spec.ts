@@ -391,4 +391,41 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
       request_id: unknownKey.headers.get('x-request-id'),
     });
   });
+
+  it('bills a native stream the client abandons for what was produced, not the partial usage', async () => {
+    anthropic.script({ kind: 'ok', chunkDelayMs: 60 });
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({
+        model: 'anthropic/claude-sonnet-4-5',
+        max_tokens: 500,
+        stream: true,
+        messages: say(Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ')),
+      }),
+      signal: controller.signal,
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let seen = '';
+    while (!seen.includes('word3')) seen += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    const rows = await eventually(
+      async () =>
+        (
+          await gateway.runtime.database.pool.query<{
+            usage_reported: boolean;
+            lines: { item: string; quantity: number }[];
+          }>('SELECT usage_reported, lines FROM charges WHERE request_id = $1', [
+            response.headers.get('x-request-id'),
+          ])
+        ).rows,
+      (r) => r.length === 1,
+      5000,
+    );
+    expect(rows[0]?.usage_reported).toBe(false);
+    const output = rows[0]?.lines.find((l) => l.item === 'output_tokens')?.quantity ?? 0;
+    expect(output).toBeGreaterThan(1);
+    expect(output).toBeLessThan(40);
+  });
 });

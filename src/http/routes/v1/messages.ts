@@ -14,7 +14,13 @@ import { tokensOnly } from '../../../chat/pricing.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
 import { settleChat } from '../../../chat/service.ts';
 import { describeAnthropicError } from '../../../messages/errors.ts';
-import { type NativeStream, NativeUsage, nativeComplete, nativeStream } from '../../../messages/native.ts';
+import {
+  type NativeStream,
+  NativeUsage,
+  nativeComplete,
+  nativeStream,
+  nativeText,
+} from '../../../messages/native.ts';
 import { toChatMessages, toChatRequest } from '../../../messages/request.ts';
 import { messageIdFor, toMessageResponse } from '../../../messages/response.ts';
 import { CountTokensRequest, MessagesRequest } from '../../../messages/schema.ts';
@@ -50,7 +56,11 @@ export const messagesRoutes =
       reply.header('x-cache-status', 'miss').header('request-id', request.id);
 
       // An Anthropic model with no fallbacks is served in its own format, untranslated both ways.
-      const native = deps.catalog.get(request.body.model)?.api === 'anthropic' && body.models === undefined;
+      // With fallbacks (the request's or the configured ones) a request may be served elsewhere: translate it.
+      const native =
+        deps.catalog.get(request.body.model)?.api === 'anthropic' &&
+        body.models === undefined &&
+        !deps.fallbacks[request.body.model]?.length;
       if (native && body.stream) {
         const opened = await nativeStream(
           deps,
@@ -73,7 +83,12 @@ export const messagesRoutes =
           tag,
           gone.signal,
         );
-        const cost = await settleChat(deps.spending, served.prepared, served.result.usage, '');
+        const cost = await settleChat(
+          deps.spending,
+          served.prepared,
+          served.result.usage,
+          nativeText(served.result.message),
+        );
         reply
           .header('x-model', served.target.model.id)
           .header('x-provider', served.target.model.provider)
