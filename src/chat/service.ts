@@ -59,6 +59,12 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
   return limit;
 }
 
+/** Messages, plus tool definitions and a response schema, which providers bill as input too. */
+export function countInputTokens(body: ChatCompletionRequest): number {
+  const extras = [body.tools, body.response_format].filter((part) => part !== undefined);
+  return countChatInputTokens(body.messages) + (extras.length > 0 ? countTextTokens(JSON.stringify(extras)) : 0);
+}
+
 /**
  * Reserves the worst case before anything is dispatched: input tokens at the input price plus the output limit
  * at the output price. With no limit from the client, the hold is as large as every cap allows up to the model's
@@ -72,7 +78,7 @@ export async function prepareChat(
   requestId: string,
   tag: string | null,
 ): Promise<PreparedChat> {
-  const inputTokens = countChatInputTokens(body.messages);
+  const inputTokens = countInputTokens(body);
   const limit = checkRequest(model, body, inputTokens);
   const requested = body.max_completion_tokens ?? body.max_tokens;
   const worst = chatCharge(model, tokensOnly(inputTokens, requested ?? limit)).chargedNanos;
