@@ -62,7 +62,9 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
 /** Messages, plus tool definitions and a response schema, which providers bill as input too. */
 export function countInputTokens(body: ChatCompletionRequest): number {
   const extras = [body.tools, body.response_format].filter((part) => part !== undefined);
-  return countChatInputTokens(body.messages) + (extras.length > 0 ? countTextTokens(JSON.stringify(extras)) : 0);
+  return (
+    countChatInputTokens(body.messages) + (extras.length > 0 ? countTextTokens(JSON.stringify(extras)) : 0)
+  );
 }
 
 /**
