@@ -9,7 +9,19 @@ export interface Hold {
   expiresAt: string;
 }
 
-/** One account's spending in one month, folded from its budget stream. */
+export interface Pending {
+  total: bigint;
+  bySubAccount: Map<string, bigint>;
+  byTag: Map<string, bigint>;
+}
+
+/**
+ * One account's spending in one month, folded from its budget stream.
+ *
+ * Unlike the other deciders' states, this one is folded in place: it sits on the hot path of every request,
+ * and copying its maps (the month's ended holds grow with every request) on each event would make a request's
+ * cost grow with the month's traffic. Its one writer owns it and throws it away when an append fails.
+ */
 export interface BudgetState {
   opened: boolean;
   closed: boolean;
@@ -18,14 +30,16 @@ export interface BudgetState {
   /** Lifetime charges, including every month before this one. */
   lifetimeChargedNanos: bigint;
   /** Lifetime charges per sub-account. */
-  subAccountCharged: ReadonlyMap<string, bigint>;
+  subAccountCharged: Map<string, bigint>;
   /** This month's charges per tag. */
-  tagCharged: ReadonlyMap<string, bigint>;
-  holds: ReadonlyMap<string, Hold>;
+  tagCharged: Map<string, bigint>;
+  holds: Map<string, Hold>;
+  /** Sums of the open holds, by scope, kept as holds open and end. */
+  pending: Pending;
   /** How each ended hold ended: a repeated settle or release changes nothing. */
-  ended: ReadonlyMap<string, 'settled' | 'released'>;
+  ended: Map<string, 'settled' | 'released'>;
   /** Notifications already raised, so each fires once per crossing. */
-  raised: ReadonlySet<string>;
+  raised: Set<string>;
 }
 
 export function initialState(): BudgetState {
@@ -38,6 +52,7 @@ export function initialState(): BudgetState {
     subAccountCharged: new Map(),
     tagCharged: new Map(),
     holds: new Map(),
+    pending: { total: 0n, bySubAccount: new Map(), byTag: new Map() },
     ended: new Map(),
     raised: new Set(),
   };
@@ -51,78 +66,78 @@ export function holdData(hold: Hold): HoldData {
   return { ...hold, amountNanos: hold.amountNanos.toString() };
 }
 
-function add(
-  map: ReadonlyMap<string, bigint>,
-  key: string | null,
-  amount: bigint,
-): ReadonlyMap<string, bigint> {
-  if (key === null || amount === 0n) return map;
-  return new Map(map).set(key, (map.get(key) ?? 0n) + amount);
+function add(map: Map<string, bigint>, key: string | null, amount: bigint): void {
+  if (key === null || amount === 0n) return;
+  const next = (map.get(key) ?? 0n) + amount;
+  if (next === 0n) map.delete(key);
+  else map.set(key, next);
 }
 
-function without<K, V>(map: ReadonlyMap<K, V>, key: K): ReadonlyMap<K, V> {
-  const next = new Map(map);
-  next.delete(key);
-  return next;
+function open(state: BudgetState, hold: Hold): void {
+  state.holds.set(hold.holdId, hold);
+  state.pending.total += hold.amountNanos;
+  add(state.pending.bySubAccount, hold.subAccountId, hold.amountNanos);
+  add(state.pending.byTag, hold.tag, hold.amountNanos);
+}
+
+function end(state: BudgetState, holdId: string, how: 'settled' | 'released'): void {
+  const hold = state.holds.get(holdId);
+  if (hold) {
+    state.holds.delete(holdId);
+    state.pending.total -= hold.amountNanos;
+    add(state.pending.bySubAccount, hold.subAccountId, -hold.amountNanos);
+    add(state.pending.byTag, hold.tag, -hold.amountNanos);
+  }
+  state.ended.set(holdId, how);
 }
 
 /** A charge posted in this month against the scopes of the hold it came from. */
-function charge(
-  state: BudgetState,
-  hold: { subAccountId: string | null; tag: string | null },
-  amount: bigint,
-) {
-  return {
-    lifetimeChargedNanos: state.lifetimeChargedNanos + amount,
-    subAccountCharged: add(state.subAccountCharged, hold.subAccountId, amount),
-    tagCharged: add(state.tagCharged, hold.tag, amount),
-  };
+function charge(state: BudgetState, scopes: { subAccountId: string | null; tag: string | null }, amount: bigint) {
+  state.lifetimeChargedNanos += amount;
+  add(state.subAccountCharged, scopes.subAccountId, amount);
+  add(state.tagCharged, scopes.tag, amount);
 }
 
 export function evolve(state: BudgetState, event: BudgetEvent): BudgetState {
   switch (event.type) {
     case 'BudgetMonthOpened':
-      return {
-        ...state,
-        opened: true,
-        accountId: event.data.accountId,
-        month: event.data.month,
-        lifetimeChargedNanos: BigInt(event.data.lifetimeChargedNanos),
-        subAccountCharged: new Map(
-          Object.entries(event.data.subAccountChargedNanos).map(([id, nanos]) => [id, BigInt(nanos)]),
-        ),
-        holds: new Map(event.data.openHolds.map((h) => [h.holdId, toHold(h)])),
-      };
+      state.opened = true;
+      state.accountId = event.data.accountId;
+      state.month = event.data.month;
+      state.lifetimeChargedNanos = BigInt(event.data.lifetimeChargedNanos);
+      state.subAccountCharged = new Map(
+        Object.entries(event.data.subAccountChargedNanos).map(([id, nanos]) => [id, BigInt(nanos)]),
+      );
+      for (const hold of event.data.openHolds) open(state, toHold(hold));
+      return state;
     case 'BudgetMonthClosed':
-      return { ...state, closed: true };
+      state.closed = true;
+      return state;
     case 'SpendReserved':
-      return { ...state, holds: new Map(state.holds).set(event.data.holdId, toHold(event.data)) };
+      open(state, toHold(event.data));
+      return state;
     case 'SpendSettled':
-      return {
-        ...state,
-        ...charge(state, event.data, BigInt(event.data.chargedNanos)),
-        holds: without(state.holds, event.data.holdId),
-        ended: new Map(state.ended).set(event.data.holdId, 'settled'),
-      };
+      charge(state, event.data, BigInt(event.data.chargedNanos));
+      end(state, event.data.holdId, 'settled');
+      return state;
     case 'SpendOverrun':
-      return { ...state, ...charge(state, event.data, BigInt(event.data.overrunNanos)) };
+      charge(state, event.data, BigInt(event.data.overrunNanos));
+      return state;
     case 'SpendReleased':
-      return {
-        ...state,
-        holds: without(state.holds, event.data.holdId),
-        ended: new Map(state.ended).set(event.data.holdId, 'released'),
-      };
+      end(state, event.data.holdId, 'released');
+      return state;
     case 'BalanceLowReached':
-      return { ...state, raised: new Set(state.raised).add('balance.low') };
+      state.raised.add('balance.low');
+      return state;
     case 'BalanceExhausted':
-      return { ...state, raised: new Set(state.raised).add('balance.exhausted') };
+      state.raised.add('balance.exhausted');
+      return state;
     case 'TagUsageThresholdExceeded':
-      return {
-        ...state,
-        raised: new Set(state.raised).add(`tag:${event.data.tag}:${event.data.thresholdPercent}`),
-      };
+      state.raised.add(`tag:${event.data.tag}:${event.data.thresholdPercent}`);
+      return state;
     case 'SubAccountSpendExceeded':
-      return { ...state, raised: new Set(state.raised).add(`subaccount:${event.data.subAccountId}`) };
+      state.raised.add(`subaccount:${event.data.subAccountId}`);
+      return state;
     default: {
       const _exhaustive: never = event;
       return _exhaustive;
@@ -131,15 +146,6 @@ export function evolve(state: BudgetState, event: BudgetEvent): BudgetState {
 }
 
 /** Sums of the open holds, by scope. */
-export function pending(state: BudgetState) {
-  let total = 0n;
-  const bySubAccount = new Map<string, bigint>();
-  const byTag = new Map<string, bigint>();
-  for (const hold of state.holds.values()) {
-    total += hold.amountNanos;
-    if (hold.subAccountId)
-      bySubAccount.set(hold.subAccountId, (bySubAccount.get(hold.subAccountId) ?? 0n) + hold.amountNanos);
-    if (hold.tag) byTag.set(hold.tag, (byTag.get(hold.tag) ?? 0n) + hold.amountNanos);
-  }
-  return { total, bySubAccount, byTag };
+export function pending(state: BudgetState): Pending {
+  return state.pending;
 }
