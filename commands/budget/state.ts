@@ -92,7 +92,11 @@ function end(state: BudgetState, holdId: string, how: 'settled' | 'released'): v
 }
 
 /** A charge posted in this month against the scopes of the hold it came from. */
-function charge(state: BudgetState, scopes: { subAccountId: string | null; tag: string | null }, amount: bigint) {
+function charge(
+  state: BudgetState,
+  scopes: { subAccountId: string | null; tag: string | null },
+  amount: bigint,
+) {
   state.lifetimeChargedNanos += amount;
   add(state.subAccountCharged, scopes.subAccountId, amount);
   add(state.tagCharged, scopes.tag, amount);
