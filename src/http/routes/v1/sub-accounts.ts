@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Sql } from '../../../../projections/types.ts';
 import type { SubAccounts } from '../../../accounts/sub-accounts.ts';
+import { nanosToCents } from '../../../billing/charge.ts';
 import { currentMonth, Month, usageRows } from './usage.ts';
 
 const Id = z.object({ id: z.string().min(1) });
@@ -45,18 +46,19 @@ export const subAccountRoutes =
         const total = byTag.reduce(
           (sum, row) => ({
             requests: sum.requests + row.requests,
-            cost_cents: sum.cost_cents + row.cost_cents,
+            costNanos: sum.costNanos + row.costNanos,
             units: sum.units + row.units,
           }),
-          { requests: 0, cost_cents: 0, units: 0 },
+          { requests: 0, costNanos: 0n, units: 0 },
         );
         return {
           object: 'sub_account.usage',
           sub_account_id: record.id,
           external_ref: record.external_ref,
           month,
-          ...total,
-          cost_cents: Number(total.cost_cents.toFixed(7)),
+          requests: total.requests,
+          cost_cents: nanosToCents(total.costNanos),
+          units: total.units,
           spend_cap_cents: record.spend_cap_cents,
           spent_cents: record.spent_cents,
           by_tag: byTag.map((row) => ({

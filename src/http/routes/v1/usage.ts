@@ -13,6 +13,8 @@ export interface UsageLine {
   key: string;
   requests: number;
   cost_cents: number;
+  /** The exact figure behind cost_cents, for sums. */
+  costNanos: bigint;
   units: number;
 }
 
@@ -27,6 +29,7 @@ export async function usageRows(
     key: row.key,
     requests: Number(row.requests),
     cost_cents: nanosToCents(BigInt(row.cost_nanos)),
+    costNanos: BigInt(row.cost_nanos),
     units: Number(row.units),
   }));
 }
