@@ -135,8 +135,10 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
       requireOpen(state);
       if (state.holds.has(command.holdId) || state.ended.has(command.holdId)) return [];
       const tightest = binding(state, command.limits);
-      const granted = min(command.maxNanos, tightest.remainingNanos);
-      if (granted < command.minNanos || granted <= 0n) return refusalNotices(state, command.limits, tightest);
+      // A call that cannot cost anything (a free model) is held at zero whatever the caps say.
+      const granted = command.maxNanos === 0n ? 0n : min(command.maxNanos, tightest.remainingNanos);
+      const refused = command.maxNanos > 0n && (granted < command.minNanos || granted <= 0n);
+      if (refused) return refusalNotices(state, command.limits, tightest);
       return [
         {
           type: 'SpendReserved',

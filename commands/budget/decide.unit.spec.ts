@@ -123,6 +123,11 @@ describe('budget decider: reserve', () => {
     ]);
   });
 
+  it('holds a free call at zero, even with nothing left', () => {
+    const spent = [opened, reserved('h0', 1000)];
+    expect(given(spent).when(reserve('h1', 0n, 0n))).toEqual([reserved('h1', 0)]);
+  });
+
   it('ignores a reservation repeated with the same hold id', () => {
     expect(given([opened, reserved('h1', 10)]).when(reserve('h1', 10n, 10n))).toEqual([]);
   });
