@@ -176,6 +176,9 @@ export async function commitRun(
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
+    // Read models are rebuilt from the log: a crash may lose their last commits (the checkpoint goes with them,
+    // so the events are folded again), and they need not wait for the disk on every run.
+    await client.query('SET LOCAL synchronous_commit = off');
     const { rows } = await client.query<{ checkpoint: string }>(
       'SELECT checkpoint FROM projection_checkpoints WHERE name = $1 FOR UPDATE',
       [projection.name],

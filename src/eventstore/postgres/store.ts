@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { firstValueFrom, map, merge, Subject, takeUntil, timer } from 'rxjs';
+import { Subject } from 'rxjs';
 import type { NewEvent, StoredEvent } from '../../../events/envelope.ts';
 import type {
   AppendResult,
@@ -8,9 +8,9 @@ import type {
   ReadAllOptions,
   ReadStreamOptions,
 } from '../../../events/store.ts';
-import { abortSignalEvent } from '../abort.ts';
 import { compareCheckpoints, EVENT_COLUMNS, type EventRow, fromRow, parseCheckpoint } from './rows.ts';
 import { migrateEventStore } from './schema.ts';
+import { SharedTail } from './tail.ts';
 import { type AppendOutcome, type AppendRequest, writeBatch } from './write-batch.ts';
 
 interface QueuedAppend extends AppendRequest {
@@ -41,9 +41,9 @@ export class PostgresEventStore implements EventStore {
   private queue: QueuedAppend[] = [];
   private flushing: Promise<void> | undefined;
   private readonly wakeups = new Subject<void>();
-  private wakeCount = 0;
   private listener: pg.Client | undefined;
   private listening: Promise<void> | undefined;
+  private tail: SharedTail | undefined;
   private closed = false;
 
   private constructor(private readonly options: PostgresEventStoreOptions) {
@@ -137,29 +137,59 @@ export class PostgresEventStore implements EventStore {
 
   async *subscribe(from: string, signal: AbortSignal): AsyncIterable<StoredEvent> {
     await this.listen();
-    const aborted = abortSignalEvent(signal);
     let checkpoint = from;
-    let hotUntil = 0;
-    while (!signal.aborted) {
-      const seen = this.wakeCount;
-      const page = await this.readAll(checkpoint);
-      for (const event of page) {
-        if (signal.aborted) return;
-        yield event;
-        checkpoint = event.checkpoint;
+    const own = async function* (store: PostgresEventStore) {
+      for (;;) {
+        const page = await store.readAll(checkpoint);
+        for (const event of page) {
+          if (signal.aborted) return;
+          yield event;
+          checkpoint = event.checkpoint;
+        }
+        if (page.length < PAGE_SIZE) return;
       }
-      if (page.length === PAGE_SIZE || this.wakeCount !== seen) continue;
-      // After a notification the new rows may still be hidden behind an older open transaction: look again
-      // soon for a while rather than waiting a whole poll interval.
-      const delay = Date.now() < hotUntil ? 20 : this.pollIntervalMs;
-      const woke = await firstValueFrom(
-        merge(
-          this.wakeups.pipe(map(() => 'notified' as const)),
-          timer(delay).pipe(map(() => 'timer' as const)),
-        ).pipe(takeUntil(aborted)),
-        { defaultValue: 'aborted' as const },
-      );
-      if (woke === 'notified') hotUntil = Date.now() + 1000;
+    };
+    // Catch up alone, then join the shared tail and read once more to close any gap between the two; what the
+    // tail also delivers is skipped by checkpoint.
+    yield* own(this);
+    const queue: StoredEvent[] = [];
+    let wake: (() => void) | undefined;
+    this.tail ??= new SharedTail(
+      {
+        readAll: (position) => this.readAll(position),
+        compare: compareCheckpoints,
+        wakeups: this.wakeups,
+        pollIntervalMs: this.pollIntervalMs,
+        pageSize: PAGE_SIZE,
+      },
+      checkpoint,
+    );
+    const stop = this.tail.listen((events) => {
+      queue.push(...events);
+      wake?.();
+    }, checkpoint);
+    const onAbort = () => wake?.();
+    signal.addEventListener('abort', onAbort);
+    try {
+      yield* own(this);
+      while (!signal.aborted) {
+        if (queue.length === 0) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+          continue;
+        }
+        for (const event of queue.splice(0)) {
+          if (signal.aborted) return;
+          if (compareCheckpoints(event.checkpoint, checkpoint) <= 0) continue;
+          yield event;
+          checkpoint = event.checkpoint;
+        }
+      }
+    } finally {
+      stop();
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -167,7 +197,6 @@ export class PostgresEventStore implements EventStore {
     this.listening ??= (async () => {
       const client = new pg.Client(this.options.listenConfig);
       client.on('notification', () => {
-        this.wakeCount += 1;
         this.wakeups.next();
       });
       client.on('error', () => {

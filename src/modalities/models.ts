@@ -1,0 +1,105 @@
+import { endpointOf } from '../catalog/capabilities.ts';
+import { providerEnv } from '../catalog/env.ts';
+import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
+import { ApiError } from '../http/errors.ts';
+import { findModel, modelsOf } from './extra-models.ts';
+import type { ModalityUpstream } from './types.ts';
+import { modalityUpstream } from './upstream.ts';
+
+/** What an endpoint serves and which adapter speaks to a model of it (undefined: none does yet). */
+export interface EndpointSpec<A> {
+  path: string;
+  modality: Modality;
+  adapterOf(model: CatalogModel): A | undefined;
+  /** Why the model cannot be billed on this endpoint, or undefined when it can. */
+  unpriced(model: CatalogModel): string | undefined;
+}
+
+export interface ModalityTarget<A> {
+  model: CatalogModel;
+  upstream: ModalityUpstream;
+  adapter: A;
+}
+
+export interface ModelSource {
+  catalog: Catalog;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+}
+
+/** The model a request names, with where and how to reach it; refusals name what is wrong and what to do. */
+export function resolveModalityModel<A>(
+  source: ModelSource,
+  endpoint: EndpointSpec<A>,
+  id: string,
+): ModalityTarget<A> {
+  const model = findModel(source.catalog, id);
+  if (!model) {
+    throw new ApiError(
+      404,
+      'model_not_found',
+      `The model '${id}' does not exist; see GET /v1/models?modality=${endpoint.modality}`,
+    );
+  }
+  if (model.modality !== endpoint.modality) {
+    const right = endpointOf(model.capabilities);
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${model.id} is ${kind(model.modality)}, not ${kind(endpoint.modality)}; call it with ${right.method} ${right.path}`,
+    );
+  }
+  const unpriced = endpoint.unpriced(model);
+  if (unpriced) throw new ApiError(400, 'invalid_request_error', `'model': ${model.id} ${unpriced}`);
+  const adapter = endpoint.adapterOf(model);
+  const upstream = modalityUpstream(model, source.env, source.timeoutMs);
+  if (!adapter || !upstream) {
+    const why = adapter
+      ? `set ${providerEnv(model.provider).keyVars.join(' or ')}`
+      : `no adapter speaks ${model.provider}'s ${endpoint.path.replace(/^\/v1\//, '')} API yet`;
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${model.id} is not available on this gateway (${why})`,
+    );
+  }
+  return { model, upstream, adapter };
+}
+
+const kind = (modality: Modality) => `${/^[aeiou]/.test(modality) ? 'an' : 'a'} ${modality} model`;
+
+/** Whether the endpoint can serve and bill the model here: an adapter, a key, an address and a price. */
+export function servable<A>(source: ModelSource, endpoint: EndpointSpec<A>, model: CatalogModel): boolean {
+  return (
+    model.modality === endpoint.modality &&
+    endpoint.unpriced(model) === undefined &&
+    endpoint.adapterOf(model) !== undefined &&
+    modalityUpstream(model, source.env, source.timeoutMs) !== undefined
+  );
+}
+
+/**
+ * The model an endpoint uses when the request names none: the first of `preferred`, then of the catalog's models of
+ * the modality, that this gateway can reach and bill.
+ */
+export function defaultModelId<A>(
+  source: ModelSource,
+  endpoint: EndpointSpec<A>,
+  preferred: string[],
+): string {
+  const candidates = [
+    ...preferred.map((id) => findModel(source.catalog, id)),
+    ...modelsOf(source.catalog, endpoint.modality),
+  ];
+  const usable = candidates.find(
+    (model) => model !== undefined && !model.deprecated && servable(source, endpoint, model),
+  );
+  if (!usable) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': no ${endpoint.modality} model is available on this gateway; name one (GET /v1/models?modality=${endpoint.modality}) and configure its provider's key`,
+    );
+  }
+  return usable.id;
+}
