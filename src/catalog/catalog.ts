@@ -1,4 +1,5 @@
 import type { Provider } from '@pydantic/genai-prices';
+import { extraCatalogModels } from '../modalities/extra-models.ts';
 import { catalogModel } from './classify.ts';
 import { bundledProviders, isPriceTemplate } from './genai-prices.ts';
 import { localCatalogModels } from './local.ts';
@@ -26,6 +27,8 @@ export function buildCatalog(source: CatalogSource = {}): Catalog {
   for (const provider of source.providers ?? bundledProviders) {
     for (const model of provider.models) if (!isPriceTemplate(model)) add(catalogModel(provider, model, now));
   }
+  // Moderation and rerank models the price list lacks; a model it gains later is priced from there instead.
+  for (const model of extraCatalogModels) add(model);
   const models = [...byId.values()];
   // Ids are unique ignoring case too, so a client's `OpenAI/GPT-4o` can still find `openai/gpt-4o`.
   const byLowerId = new Map(models.map((m) => [m.id.toLowerCase(), m]));

@@ -8,6 +8,8 @@ export interface Database {
   schema: string;
   /** Settings for a dedicated connection (LISTEN) in the same schema. */
   clientConfig: pg.ClientConfig;
+  /** A further pool on the same database, closed with it. */
+  dedicatedPool(max: number): pg.Pool;
   /** The managed server when running embedded; undefined against DATABASE_URL. */
   embedded: EmbeddedPostgres | undefined;
   close(): Promise<void>;
@@ -54,12 +56,20 @@ export async function openDatabase(
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it on the next checkout.
   });
+  const extra: pg.Pool[] = [];
   return {
     pool,
     schema,
     clientConfig,
     embedded,
+    dedicatedPool(max) {
+      const dedicated = new pg.Pool({ ...clientConfig, max });
+      dedicated.on('error', () => {});
+      extra.push(dedicated);
+      return dedicated;
+    },
     async close() {
+      await Promise.all(extra.map((p) => p.end()));
       await pool.end();
       await embedded?.stop();
     },

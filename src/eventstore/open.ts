@@ -13,7 +13,8 @@ export async function openEventStore(
       return EsdbEventStore.connect(config.esdbUrl as string);
     case 'postgres':
       return PostgresEventStore.open({
-        pool: database.pool,
+        // Appends get connections of their own, so that projection work never makes a request wait for one.
+        pool: database.dedicatedPool(4),
         listenConfig: database.clientConfig,
         schema: database.schema,
       });

@@ -11,9 +11,12 @@ import { adminAccountRoutes } from './routes/admin/accounts.ts';
 import { balanceRoutes } from './routes/v1/balance.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
 import { chatRoutes } from './routes/v1/chat.ts';
+import { embeddingsRoutes } from './routes/v1/embeddings.ts';
 import { healthRoutes } from './routes/v1/health.ts';
 import { messagesRoutes } from './routes/v1/messages.ts';
 import { modelRoutes } from './routes/v1/models.ts';
+import { moderationsRoutes } from './routes/v1/moderations.ts';
+import { rerankRoutes } from './routes/v1/rerank.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 
@@ -37,6 +40,9 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(balanceRoutes(deps.pool, deps.live));
       await v1.register(chatRoutes(deps.chat, deps.live));
       await v1.register(messagesRoutes(deps.chat, deps.live));
+      await v1.register(embeddingsRoutes(deps.chat, deps.live));
+      await v1.register(moderationsRoutes(deps.chat, deps.live));
+      await v1.register(rerankRoutes(deps.chat, deps.live));
       await v1.register(healthRoutes(deps.chat.health));
       await v1.register(
         modelRoutes(deps.chat.catalog, deps.chat.env, () => deps.chat.env.GATEWAY_URL || app.listeningOrigin),

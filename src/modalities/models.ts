@@ -69,12 +69,12 @@ export function resolveModalityModel<A>(
 const kind = (modality: Modality) => `${/^[aeiou]/.test(modality) ? 'an' : 'a'} ${modality} model`;
 
 /** Whether the endpoint can serve and bill the model here: an adapter, a key, an address and a price. */
-export function servable<A>(source: ModelSource, endpoint: EndpointSpec<A>, model: CatalogModel): boolean {
+export function servable<A>(env: NodeJS.ProcessEnv, endpoint: EndpointSpec<A>, model: CatalogModel): boolean {
   return (
     model.modality === endpoint.modality &&
     endpoint.unpriced(model) === undefined &&
     endpoint.adapterOf(model) !== undefined &&
-    modalityUpstream(model, source.env, source.timeoutMs) !== undefined
+    modalityUpstream(model, env, 0) !== undefined
   );
 }
 
@@ -92,7 +92,7 @@ export function defaultModelId<A>(
     ...modelsOf(source.catalog, endpoint.modality),
   ];
   const usable = candidates.find(
-    (model) => model !== undefined && !model.deprecated && servable(source, endpoint, model),
+    (model) => model !== undefined && !model.deprecated && servable(source.env, endpoint, model),
   );
   if (!usable) {
     throw new ApiError(

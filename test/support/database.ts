@@ -13,7 +13,7 @@ export async function testDatabase(): Promise<Database> {
   return {
     ...database,
     async close() {
-      await database.pool.end();
+      await database.close();
       await dropSchema(schema);
     },
   };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { inBatches } from '../../modalities/batches.ts';
 import { expectCount, parseReply, reportedCount } from '../../modalities/reply.ts';
-import type { EmbeddingsAdapter } from '../../modalities/types.ts';
+import type { EmbeddingsAdapter, EmbeddingsCall } from '../../modalities/types.ts';
 import { postJson } from '../http.ts';
 import { CohereMeta, cohereEndpoint } from './api.ts';
 
@@ -9,31 +10,36 @@ const Reply = z.object({
   meta: CohereMeta,
 });
 
+/** Cohere takes at most 96 texts per call. */
+const MAX_BATCH = 96;
+
+async function embedBatch({ inputs, dimensions, upstream, signal }: EmbeddingsCall) {
+  const { url, headers } = cohereEndpoint(upstream, '/v2/embed');
+  const response = await postJson({
+    url,
+    headers,
+    body: {
+      model: upstream.model,
+      texts: inputs,
+      input_type: 'search_document',
+      embedding_types: ['float'],
+      ...(dimensions === undefined ? {} : { output_dimension: dimensions }),
+    },
+    timeoutMs: upstream.timeoutMs,
+    signal,
+  });
+  const reply = await parseReply(response, Reply, 'float embeddings');
+  expectCount(reply.embeddings.float.length, inputs.length, 'embeddings');
+  return {
+    vectors: reply.embeddings.float,
+    inputTokens: reportedCount(reply.meta?.billed_units?.input_tokens),
+  };
+}
+
 /**
  * Cohere's `POST /v2/embed`. Its v3+ models require an `input_type`; the OpenAI request has none, and
  * `search_document` (text to be stored and searched) is what an embeddings endpoint is mostly used for.
  */
 export const cohereEmbeddings: EmbeddingsAdapter = {
-  async embed({ inputs, dimensions, upstream, signal }) {
-    const { url, headers } = cohereEndpoint(upstream, '/v2/embed');
-    const response = await postJson({
-      url,
-      headers,
-      body: {
-        model: upstream.model,
-        texts: inputs,
-        input_type: 'search_document',
-        embedding_types: ['float'],
-        ...(dimensions === undefined ? {} : { output_dimension: dimensions }),
-      },
-      timeoutMs: upstream.timeoutMs,
-      signal,
-    });
-    const reply = await parseReply(response, Reply, 'float embeddings');
-    expectCount(reply.embeddings.float.length, inputs.length, 'embeddings');
-    return {
-      vectors: reply.embeddings.float,
-      inputTokens: reportedCount(reply.meta?.billed_units?.input_tokens),
-    };
-  },
+  embed: (call) => inBatches(call.inputs, MAX_BATCH, (inputs) => embedBatch({ ...call, inputs })),
 };

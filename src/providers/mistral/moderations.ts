@@ -28,7 +28,11 @@ const OPENAI_NAMES: Readonly<Record<string, string>> = {
   criminal: 'illicit',
 };
 
-/** Two Mistral categories can land on one OpenAI name: it is flagged if either is, and scores its higher score. */
+/**
+ * Mistral sends no `flagged`: an input is flagged when any category is (its advice and PII categories too, which it
+ * reports as policy verdicts like the rest). Two Mistral categories can land on one OpenAI name: it is flagged if
+ * either is, and scores the higher score.
+ */
 export function toOpenAiVerdict(result: z.infer<typeof Reply>['results'][number]): ModerationVerdict {
   const categories: Record<string, boolean> = {};
   const scores: Record<string, number> = {};

@@ -1,0 +1,20 @@
+import type { CatalogModel, Modality } from '../catalog/types.ts';
+import { embeddingsEndpoint } from './embeddings/endpoint.ts';
+import { type EndpointSpec, servable } from './models.ts';
+import { moderationsEndpoint } from './moderations/endpoint.ts';
+import { rerankEndpoint } from './rerank/endpoint.ts';
+
+const ENDPOINTS: Partial<Record<Modality, EndpointSpec<unknown>>> = {
+  embedding: embeddingsEndpoint,
+  moderation: moderationsEndpoint,
+  rerank: rerankEndpoint,
+};
+
+/**
+ * Whether this gateway can serve and bill the model on its modality's endpoint, for a model list's `available`;
+ * undefined for modalities these endpoints do not serve (chat has its own rule, in the provider registry).
+ */
+export function isModalityAvailable(model: CatalogModel, env: NodeJS.ProcessEnv): boolean | undefined {
+  const endpoint = ENDPOINTS[model.modality];
+  return endpoint && servable(env, endpoint, model);
+}
