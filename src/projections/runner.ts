@@ -75,7 +75,7 @@ export class ProjectionRunner {
     const leased = new AbortController();
     const stopAll = () => leased.abort();
     this.controller.signal.addEventListener('abort', stopAll, { once: true });
-    const loops = this.options.projections.map((projection) => this.run(projection, leased.signal));
+    const loops = [this.run(leased.signal)];
     try {
       while (!leased.signal.aborted) {
         await sleep(LEASE_RETRY_MS, leased.signal);
@@ -120,33 +120,40 @@ export class ProjectionRunner {
     await Promise.allSettled(this.loops);
   }
 
-  private async run(projection: Projection, signal: AbortSignal): Promise<void> {
+  private async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       try {
-        await this.follow(projection, signal);
+        await this.follow(signal);
       } catch (error) {
         if (signal.aborted) return;
-        this.options.onError?.(projection.name, error);
+        this.options.onError?.('projections', error);
         await sleep(500, signal);
       }
     }
   }
 
-  private async follow(projection: Projection, signal: AbortSignal): Promise<void> {
-    const { pool, store } = this.options;
-    const tables = liveTables(projection);
-    let held = await storedCheckpoint(pool, projection.name);
-    this.advance(projection.name, held);
+  /**
+   * One subscription from the earliest checkpoint feeds every projection, and each run of events is folded into
+   * all of them in one transaction: one read of the log and one commit per run, however many read models.
+   */
+  private async follow(signal: AbortSignal): Promise<void> {
+    const { pool, store, projections } = this.options;
+    const held = new Map<string, string>();
+    for (const projection of projections)
+      held.set(projection.name, await storedCheckpoint(pool, projection.name));
+    for (const [name, checkpoint] of held) this.advance(name, checkpoint);
+    const from = [...held.values()].reduce((a, b) => (store.compareCheckpoints(a, b) <= 0 ? a : b));
     const local = new AbortController();
     const stop = () => local.abort();
     signal.addEventListener('abort', stop, { once: true });
     try {
-      for await (const run of batches(store.subscribe(held, local.signal), MAX_BATCH)) {
-        const last = run[run.length - 1];
-        if (!last) continue;
-        if (!(await commitRun(pool, projection, tables, held, run))) return; // resubscribe from the stored one
-        held = last.checkpoint;
-        this.advance(projection.name, held);
+      for await (const run of batches(store.subscribe(from, local.signal), MAX_BATCH)) {
+        const committed = await commitAll(pool, store, projections, held, run);
+        if (!committed) return; // a checkpoint moved under us (a rebuild): start again from the stored ones
+        for (const [name, checkpoint] of committed) {
+          held.set(name, checkpoint);
+          this.advance(name, checkpoint);
+        }
       }
     } finally {
       local.abort();
@@ -157,6 +164,56 @@ export class ProjectionRunner {
   private advance(name: string, checkpoint: string): void {
     this.positions.set(name, checkpoint);
     for (const listener of [...this.listeners]) listener();
+  }
+}
+
+/**
+ * Folds `run` into every projection and advances their checkpoints in one transaction, provided each stored
+ * checkpoint is still the one held; returns the new checkpoints, or undefined (changing nothing) when one moved.
+ * Events a projection has already folded (it is ahead, after a rebuild) are skipped for it.
+ */
+async function commitAll(
+  pool: pg.Pool,
+  store: EventStore,
+  projections: readonly Projection[],
+  held: ReadonlyMap<string, string>,
+  run: readonly StoredEvent[],
+): Promise<Map<string, string> | undefined> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // Read models are rebuilt from the log: a crash may lose their last commits (the checkpoints go with them,
+    // so the events are folded again), and they need not wait for the disk on every run.
+    await client.query('SET LOCAL synchronous_commit = off');
+    const { rows } = await client.query<{ name: string; checkpoint: string }>(
+      'SELECT name, checkpoint FROM projection_checkpoints WHERE name = ANY($1) ORDER BY name FOR UPDATE',
+      [projections.map((p) => p.name)],
+    );
+    const stored = new Map(rows.map((r) => [r.name, r.checkpoint]));
+    if (projections.some((p) => stored.get(p.name) !== held.get(p.name))) {
+      await client.query('ROLLBACK');
+      return undefined;
+    }
+    const next = new Map<string, string>();
+    for (const projection of projections) {
+      const from = held.get(projection.name) ?? '';
+      const fresh = run.filter((event) => store.compareCheckpoints(event.checkpoint, from) > 0);
+      const last = fresh[fresh.length - 1];
+      if (!last) continue;
+      await applyEvents(client, projection, liveTables(projection), fresh);
+      await client.query(
+        'UPDATE projection_checkpoints SET checkpoint = $2, position = $3, updated_at = now() WHERE name = $1',
+        [projection.name, last.checkpoint, last.position.toString()],
+      );
+      next.set(projection.name, last.checkpoint);
+    }
+    await client.query('COMMIT');
+    return next;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
   }
 }
 
