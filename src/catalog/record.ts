@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isModalityAvailable } from '../modalities/availability.ts';
 import { isAvailable } from '../providers/registry.ts';
 import { type CatalogModel, MODALITIES } from './types.ts';
 
@@ -65,7 +66,8 @@ export function modelRecord(model: CatalogModel, env: NodeJS.ProcessEnv): ModelR
     },
     capabilities: model.capabilities,
     quirks: model.quirks,
-    available: isAvailable(model, env),
+    available:
+      model.modality === 'text' ? isAvailable(model, env) : (isModalityAvailable(model, env) ?? false),
     deprecated: model.deprecated,
     description: model.description,
   };

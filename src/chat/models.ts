@@ -1,3 +1,4 @@
+import { endpointOf } from '../catalog/capabilities.ts';
 import { providerEnv } from '../catalog/env.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { ApiError } from '../http/errors.ts';
@@ -27,7 +28,12 @@ export function resolveChatModel(
   const model = catalog.get(id);
   if (!model) throw new ApiError(404, 'model_not_found', `The model '${id}' does not exist`);
   if (model.modality !== 'text') {
-    throw new ApiError(400, 'invalid_request_error', `'model': ${id} serves ${model.modality}, not chat`);
+    const where = endpointText(model);
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${id} serves ${model.modality}, not chat; call ${where}`,
+    );
   }
   if (model.prices.inputNanosPerMillion === null || model.prices.outputNanosPerMillion === null) {
     throw new ApiError(
@@ -49,4 +55,9 @@ export function resolveChatModel(
     );
   }
   return { model, upstream, adapter };
+}
+
+function endpointText(model: CatalogModel): string {
+  const endpoint = endpointOf(model.capabilities);
+  return `${endpoint.method} ${endpoint.path}`;
 }
