@@ -55,6 +55,14 @@ export function parseEvent(stored: Pick<StoredEvent, 'type' | 'data' | 'metadata
   return { ok: true, event: { type: stored.type, data: parsed.data } as GatewayEvent };
 }
 
+/** The stored event as one of a stream's own event types, or undefined when it fails its schema. */
+export function parseAs<E extends GatewayEvent>(
+  stored: Pick<StoredEvent, 'type' | 'data' | 'metadata'>,
+): E | undefined {
+  const parsed = parseEvent(stored);
+  return parsed.ok ? (parsed.event as E) : undefined;
+}
+
 /** Context a command handler stamps on the events it appends. */
 export interface EventContext {
   correlationId?: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type AccountEvent, accountStream } from '../../events/account.ts';
-import { deterministicEventId, type EventContext, parseEvent, toNewEvent } from '../../events/index.ts';
+import { deterministicEventId, type EventContext, parseAs, toNewEvent } from '../../events/index.ts';
 import type { EventStore } from '../../events/store.ts';
 import { type Decision, StreamWriter } from '../stream-writer.ts';
 import { type AccountCommand, decide } from './decide.ts';
@@ -20,10 +20,7 @@ export class AccountCommands {
       initialState,
       evolve,
       decide: ({ command }, state) => decide(command, state),
-      parse: (stored) => {
-        const parsed = parseEvent(stored);
-        return parsed.ok ? (parsed.event as AccountEvent) : undefined;
-      },
+      parse: (stored) => parseAs<AccountEvent>(stored),
       serialize: (event, { context }, stream) => toNewEvent(event, eventId(stream, event), context),
     });
   }

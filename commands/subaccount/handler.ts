@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventContext, parseEvent, toNewEvent } from '../../events/index.ts';
+import { type EventContext, parseAs, toNewEvent } from '../../events/index.ts';
 import type { EventStore } from '../../events/store.ts';
 import { type SubAccountEvent, subAccountStream } from '../../events/subaccount.ts';
 import { type Decision, StreamWriter } from '../stream-writer.ts';
@@ -18,10 +18,7 @@ export class SubAccountCommands {
       initialState,
       evolve,
       decide: ({ command }, state) => decide(command, state),
-      parse: (stored) => {
-        const parsed = parseEvent(stored);
-        return parsed.ok ? (parsed.event as SubAccountEvent) : undefined;
-      },
+      parse: (stored) => parseAs<SubAccountEvent>(stored),
       serialize: (event, { context }) => toNewEvent(event, randomUUID(), context),
     });
   }

@@ -2,7 +2,7 @@ import { type BudgetCommand, type Carried, decide, MonthUnavailable } from '../.
 import { type BudgetState, evolve, initialState } from '../../commands/budget/state.ts';
 import { type Decision, StreamWriter } from '../../commands/stream-writer.ts';
 import { type BudgetEvent, budgetStream, monthOf, nextMonth, previousMonth } from '../../events/budget.ts';
-import { deterministicEventId, parseEvent, toNewEvent } from '../../events/index.ts';
+import { deterministicEventId, parseAs, toNewEvent } from '../../events/index.ts';
 import type { EventStore } from '../../events/store.ts';
 
 export type BudgetDecision = Decision<BudgetState, BudgetEvent>;
@@ -24,10 +24,7 @@ export class BudgetLedger {
       initialState,
       evolve,
       decide,
-      parse: (stored) => {
-        const parsed = parseEvent(stored);
-        return parsed.ok ? (parsed.event as BudgetEvent) : undefined;
-      },
+      parse: (stored) => parseAs<BudgetEvent>(stored),
       serialize: (event, _command, stream) =>
         toNewEvent(event, deterministicEventId(eventName(stream, event)), { now: this.clock() }),
     });

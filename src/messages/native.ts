@@ -3,7 +3,7 @@ import type { ChatDeps, Served } from '../chat/dispatch.ts';
 import { firstServing } from '../chat/dispatch.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { type AnthropicUsage, readAnthropicUsage } from '../providers/anthropic/response.ts';
-import { postJson } from '../providers/http.ts';
+import { endpointUrl, postJson } from '../providers/http.ts';
 import { parseSse, type SseEvent } from '../providers/sse.ts';
 import type { ReportedUsage, Upstream } from '../providers/types.ts';
 
@@ -21,7 +21,7 @@ function nativeRequest(
   const body: Record<string, unknown> = { ...original, model: upstream.model, max_tokens: maxTokens, stream };
   for (const field of GATEWAY_FIELDS) delete body[field];
   return {
-    url: `${upstream.baseUrl.replace(/\/+$/, '')}/v1/messages`,
+    url: endpointUrl(upstream.baseUrl, '/v1/messages'),
     headers: { 'x-api-key': upstream.apiKey, 'anthropic-version': VERSION },
     body,
     timeoutMs: upstream.timeoutMs,

@@ -1,6 +1,11 @@
 import { Agent, errors, request } from 'undici';
 import { failureOf, parseRetryAfter, UpstreamError } from './errors.ts';
 
+/** A provider endpoint under a base URL, whether or not the configured base ends in a slash. */
+export function endpointUrl(baseUrl: string, path: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${path}`;
+}
+
 /** One pool of keep-alive connections per upstream origin, shared by every request. */
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
 

@@ -1,5 +1,5 @@
 import { UpstreamError } from '../errors.ts';
-import { postJson } from '../http.ts';
+import { endpointUrl, postJson } from '../http.ts';
 import { parseSse } from '../sse.ts';
 import type { ChatAdapter, ChatChunk, ReportedUsage, Upstream } from '../types.ts';
 import { toAnthropicRequest } from './request.ts';
@@ -20,7 +20,7 @@ interface StreamEvent {
 
 function endpoint(upstream: Upstream) {
   return {
-    url: `${upstream.baseUrl.replace(/\/+$/, '')}/v1/messages`,
+    url: endpointUrl(upstream.baseUrl, '/v1/messages'),
     headers: { 'x-api-key': upstream.apiKey, 'anthropic-version': VERSION },
   };
 }

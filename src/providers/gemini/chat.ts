@@ -1,5 +1,5 @@
 import { UpstreamError } from '../errors.ts';
-import { postJson, type UpstreamRequest } from '../http.ts';
+import { endpointUrl, postJson, type UpstreamRequest } from '../http.ts';
 import { parseSse } from '../sse.ts';
 import type { ChatAdapter, ChatCall } from '../types.ts';
 import { toGeminiRequest } from './request.ts';
@@ -18,7 +18,7 @@ function upstreamRequest(call: ChatCall, method: Method): UpstreamRequest {
   const { baseUrl, model, apiKey, timeoutMs } = call.upstream;
   const resource = model.includes('/') ? model : `models/${encodeURIComponent(model)}`;
   return {
-    url: `${baseUrl.replace(/\/+$/, '')}/v1beta/${resource}:${method}`,
+    url: endpointUrl(baseUrl, `/v1beta/${resource}:${method}`),
     headers: { 'x-goog-api-key': apiKey },
     body: toGeminiRequest(call.body, call.upstream),
     timeoutMs,

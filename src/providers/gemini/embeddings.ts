@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { inBatches } from '../../modalities/batches.ts';
 import { expectCount, parseReply } from '../../modalities/reply.ts';
 import type { EmbeddingsAdapter, EmbeddingsCall } from '../../modalities/types.ts';
-import { postJson } from '../http.ts';
+import { endpointUrl, postJson } from '../http.ts';
 import { googleRetryDelayMs } from './retry-info.ts';
 
 const Reply = z.object({ embeddings: z.array(z.object({ values: z.array(z.number()) })) });
@@ -13,7 +13,7 @@ const MAX_BATCH = 100;
 async function embedBatch({ inputs, dimensions, upstream, signal }: EmbeddingsCall) {
   const resource = upstream.model.includes('/') ? upstream.model : `models/${upstream.model}`;
   const response = await postJson({
-    url: `${upstream.baseUrl.replace(/\/+$/, '')}/v1beta/${resource}:batchEmbedContents`,
+    url: endpointUrl(upstream.baseUrl, `/v1beta/${resource}:batchEmbedContents`),
     headers: { 'x-goog-api-key': upstream.apiKey },
     body: {
       requests: inputs.map((text) => ({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { expectCount, parseReply, reportedCount } from '../../modalities/reply.ts';
 import type { ModerationsAdapter, ModerationVerdict } from '../../modalities/types.ts';
-import { postJson } from '../http.ts';
+import { endpointUrl, postJson } from '../http.ts';
 
 const Reply = z.object({
   id: z.string().optional(),
@@ -55,7 +55,7 @@ export function toOpenAiVerdict(result: z.infer<typeof Reply>['results'][number]
 export const mistralModerations: ModerationsAdapter = {
   async moderate({ inputs, upstream, signal }) {
     const response = await postJson({
-      url: `${upstream.baseUrl.replace(/\/+$/, '')}/moderations`,
+      url: endpointUrl(upstream.baseUrl, '/moderations'),
       headers: { authorization: `Bearer ${upstream.apiKey}` },
       body: { model: upstream.model, input: inputs },
       timeoutMs: upstream.timeoutMs,

@@ -1,5 +1,5 @@
 import { UpstreamError } from '../errors.ts';
-import { postJson } from '../http.ts';
+import { endpointUrl, postJson } from '../http.ts';
 import { parseSse } from '../sse.ts';
 import type { ChatAdapter, ChatChunk, ChatCompletion, Upstream } from '../types.ts';
 import { toOpenAiRequest } from './request.ts';
@@ -7,7 +7,7 @@ import { readOpenAiUsage } from './usage.ts';
 
 function endpoint(upstream: Upstream) {
   return {
-    url: `${upstream.baseUrl.replace(/\/+$/, '')}/chat/completions`,
+    url: endpointUrl(upstream.baseUrl, '/chat/completions'),
     headers: { authorization: `Bearer ${upstream.apiKey}` },
   };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { inInputOrder, parseReply, reportedCount } from '../../modalities/reply.ts';
 import type { EmbeddingsAdapter } from '../../modalities/types.ts';
-import { postJson } from '../http.ts';
+import { endpointUrl, postJson } from '../http.ts';
 
 const Reply = z.object({
   data: z.array(z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number()) })),
@@ -15,7 +15,7 @@ const Reply = z.object({
 export const openAiEmbeddings: EmbeddingsAdapter = {
   async embed({ inputs, dimensions, upstream, signal }) {
     const response = await postJson({
-      url: `${upstream.baseUrl.replace(/\/+$/, '')}/embeddings`,
+      url: endpointUrl(upstream.baseUrl, '/embeddings'),
       headers: { authorization: `Bearer ${upstream.apiKey}` },
       body: {
         model: upstream.model,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { expectCount, parseReply } from '../../modalities/reply.ts';
 import type { ModerationsAdapter } from '../../modalities/types.ts';
-import { postJson } from '../http.ts';
+import { endpointUrl, postJson } from '../http.ts';
 
 const Reply = z.object({
   id: z.string().optional(),
@@ -19,7 +19,7 @@ const Reply = z.object({
 export const openAiModerations: ModerationsAdapter = {
   async moderate({ inputs, upstream, signal }) {
     const response = await postJson({
-      url: `${upstream.baseUrl.replace(/\/+$/, '')}/moderations`,
+      url: endpointUrl(upstream.baseUrl, '/moderations'),
       headers: { authorization: `Bearer ${upstream.apiKey}` },
       body: { model: upstream.model, input: inputs },
       timeoutMs: upstream.timeoutMs,

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { ModalityUpstream } from '../../modalities/types.ts';
+import { endpointUrl } from '../http.ts';
 
 /** Voyage AI's API; like OpenAI's, its base URL includes the version path. */
 export const VOYAGE_BASE_URL = 'https://api.voyageai.com/v1';
 
 export function voyageEndpoint(upstream: ModalityUpstream, path: '/embeddings' | '/rerank') {
   return {
-    url: `${upstream.baseUrl.replace(/\/+$/, '')}${path}`,
+    url: endpointUrl(upstream.baseUrl, path),
     headers: { authorization: `Bearer ${upstream.apiKey}` },
   };
 }
