@@ -16,6 +16,7 @@ const Env = z.object({
   REDIS_URL: z.string().optional(),
   GATEWAY_ADMIN_TOKEN: z.string().min(16).optional(),
   GATEWAY_URL: z.string().optional(),
+  GATEWAY_MEDIA_URL: z.string().url().optional(),
   GATEWAY_DEMO_CREDIT_CENTS: z.coerce.number().int().min(0).default(500),
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_MAX_RETRY_WAIT_MS: z.coerce.number().int().min(0).default(10_000),
@@ -34,6 +35,8 @@ export interface Config {
   redisUrl: string | undefined;
   adminToken: string | undefined;
   gatewayUrl: string;
+  /** Where signed media URLs point (the gateway's own `/media` route unless set). */
+  mediaUrl: string | undefined;
   demoCreditCents: number;
   /** How long to wait for a provider's response headers. */
   upstreamTimeoutMs: number;
@@ -84,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL || undefined,
     adminToken: e.GATEWAY_ADMIN_TOKEN,
     gatewayUrl: e.GATEWAY_URL ?? `http://127.0.0.1:${e.PORT}`,
+    mediaUrl: e.GATEWAY_MEDIA_URL,
     demoCreditCents: e.GATEWAY_DEMO_CREDIT_CENTS,
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
     maxRetryWaitMs: e.GATEWAY_MAX_RETRY_WAIT_MS,

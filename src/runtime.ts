@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { EventStore } from '../events/store.ts';
 import { START } from '../events/store.ts';
@@ -12,9 +13,11 @@ import type { Config } from './config.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { openEventStore } from './eventstore/open.ts';
+import { FsBlobStore } from './files/blob-store.ts';
 import { loadOrCreateAdminToken } from './http/admin-token.ts';
 import { buildApp } from './http/app.ts';
 import { openRateLimiter } from './limits/open.ts';
+import { MediaUrls } from './media/signed-urls.ts';
 import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
@@ -104,8 +107,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     maxRetryWaitMs: config.maxRetryWaitMs,
     fallbacks: config.fallbacks,
   };
+  const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
+  // Read when a URL is signed, once the app listens (a test gateway's port is chosen at listen).
+  const mediaBase = () => config.mediaUrl ?? `${config.env.GATEWAY_URL || app.listeningOrigin}/media`;
+  const media = new MediaUrls(adminToken, mediaBase, clock);
   const app = await buildApp({
     chat,
+    blobs,
+    media,
     pool: database.pool,
     live,
     accounts,

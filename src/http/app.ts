@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { authPlugin } from './auth.ts';
@@ -55,6 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       request.log.error({ err: error }, 'request failed');
     reply.code(described.status).headers(described.headers).send(described.body);
   });
+  // Limits are set per route, where each upload's size limit is known (src/http/uploads.ts).
+  await app.register(multipart);
   await app.register(authPlugin, { live: deps.live, adminToken: deps.adminToken });
   await registerRoutes(app, deps);
 

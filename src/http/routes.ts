@@ -5,9 +5,12 @@ import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { ChatDeps } from '../chat/dispatch.ts';
+import type { BlobStore } from '../files/blob-store.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
+import type { MediaUrls } from '../media/signed-urls.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
+import { mediaRoutes } from './routes/media.ts';
 import { balanceRoutes } from './routes/v1/balance.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
 import { chatRoutes } from './routes/v1/chat.ts';
@@ -28,6 +31,10 @@ export interface RouteDeps {
   spending: Spending;
   limiter: RateLimiter;
   chat: ChatDeps;
+  /** Stored bytes: uploads, job results, generated media. */
+  blobs: BlobStore;
+  /** Signs URLs on the media host for stored bytes. */
+  media: MediaUrls;
 }
 
 /** Paths to handlers, and which credential each prefix demands. */
@@ -53,6 +60,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     },
     { prefix: '/v1' },
   );
+  await app.register(mediaRoutes(deps.blobs, deps.media), { prefix: '/media' });
   await app.register(
     async (admin) => {
       admin.addHook('onRequest', admin.requireAdmin);

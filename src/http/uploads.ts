@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyMultipartBaseOptions } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import type { BlobStore } from '../files/blob-store.ts';
+import { tooLarge } from '../net/remote-input.ts';
+import { ApiError } from './errors.ts';
+
+export interface Upload {
+  /** Where the bytes were stored. */
+  key: string;
+  filename: string;
+  mimetype: string;
+  bytes: number;
+}
+
+export interface MultipartOptions {
+  /** The file fields accepted, each with its size limit in bytes. */
+  files: Record<string, number>;
+  /** Where a file field's bytes go; by default a fresh key under `uploads/`. */
+  keyOf?: (field: string, filename: string) => string;
+  /** Most text fields accepted. */
+  maxFields?: number;
+}
+
+export interface Multipart {
+  fields: Record<string, string>;
+  files: Record<string, Upload>;
+  /** Removes every stored upload (call when the bytes were only needed for the request). */
+  discard(): Promise<void>;
+}
+
+/** A filename safe as the last part of a blob key: the client's name, reduced to plain characters. */
+export function safeFilename(name: string | undefined, fallback = 'file'): string {
+  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
+  const clean = base
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._-]+/, '')
+    .slice(0, 120);
+  return clean || fallback;
+}
+
+export function isMultipart(request: FastifyRequest): boolean {
+  return request.isMultipart();
+}
+
+/**
+ * Reads a multipart/form-data body, streaming each accepted file to the blob store as it arrives (nothing is held
+ * whole in memory). A file past its limit is a 413 naming the field; an unknown file field is a 400. On any
+ * failure the files already stored are removed.
+ */
+export async function receiveMultipart(
+  request: FastifyRequest,
+  blobs: BlobStore,
+  options: MultipartOptions,
+): Promise<Multipart> {
+  const fields: Record<string, string> = {};
+  const files: Record<string, Upload> = {};
+  const discard = async () => {
+    await Promise.all(Object.values(files).map((file) => blobs.remove(file.key)));
+  };
+  const keyOf =
+    options.keyOf ?? ((_field: string, filename: string) => `uploads/${randomUUID()}/${filename}`);
+  try {
+    const maxFile = Math.max(0, ...Object.values(options.files));
+    const parse: FastifyMultipartBaseOptions = {
+      limits: { fileSize: maxFile + 1, fields: options.maxFields ?? 50, fieldSize: 1024 * 1024 },
+      throwFileSizeLimit: false,
+    };
+    for await (const part of request.parts(parse)) {
+      if (part.type === 'field') {
+        fields[part.fieldname] = typeof part.value === 'string' ? part.value : String(part.value);
+        continue;
+      }
+      const limit = options.files[part.fieldname];
+      if (limit === undefined) {
+        part.file.resume();
+        const accepted = Object.keys(options.files).join(', ');
+        throw new ApiError(
+          400,
+          'invalid_request_error',
+          `'${part.fieldname}': unexpected file field (accepted: ${accepted})`,
+        );
+      }
+      if (files[part.fieldname]) {
+        part.file.resume();
+        throw new ApiError(400, 'invalid_request_error', `'${part.fieldname}': send one file`);
+      }
+      const filename = safeFilename(part.filename);
+      const key = keyOf(part.fieldname, filename);
+      const stored = await blobs.write(key, part.file, {
+        maxBytes: limit,
+        tooLarge: () => tooLarge(part.fieldname, limit),
+      });
+      if (part.file.truncated) {
+        await blobs.remove(key);
+        throw tooLarge(part.fieldname, limit);
+      }
+      files[part.fieldname] = {
+        key,
+        filename: part.filename || filename,
+        mimetype: part.mimetype,
+        bytes: stored.bytes,
+      };
+    }
+  } catch (error) {
+    await discard();
+    if (error instanceof ApiError) throw error;
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('FST_')) {
+      throw new ApiError(400, 'invalid_request_error', `multipart body: ${(error as Error).message}`);
+    }
+    throw error;
+  }
+  return { fields, files, discard };
+}
