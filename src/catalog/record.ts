@@ -28,6 +28,8 @@ export const ModelRecord = z.object({
     output_per_million_usd: usd,
     cached_input_per_million_usd: usd,
     cache_write_per_million_usd: usd,
+    /** Dollars per one unit for models priced other than by the token (per image, audio minute, character). */
+    per_unit_usd: z.record(z.string(), z.number()).optional(),
     /** How the price list's rates became these figures (tiers, dated and time-of-day rates, rounding). */
     notes: z.array(z.string()),
   }),
@@ -62,6 +64,11 @@ export function modelRecord(model: CatalogModel, env: NodeJS.ProcessEnv): ModelR
       output_per_million_usd: nanosToUsd(model.prices.outputNanosPerMillion),
       cached_input_per_million_usd: nanosToUsd(model.prices.cachedInputNanosPerMillion),
       cache_write_per_million_usd: nanosToUsd(model.prices.cacheWriteNanosPerMillion),
+      ...(model.prices.perUnitNanos && {
+        per_unit_usd: Object.fromEntries(
+          Object.entries(model.prices.perUnitNanos).map(([unit, nanos]) => [unit, Number(nanos) / 1e9]),
+        ),
+      }),
       notes: model.priceNotes,
     },
     capabilities: model.capabilities,

@@ -27,6 +27,11 @@ export interface CatalogPrices {
   outputNanosPerMillion: bigint | null;
   cachedInputNanosPerMillion: bigint | null;
   cacheWriteNanosPerMillion: bigint | null;
+  /**
+   * Prices in a unit other than tokens, as nano-dollars per one unit, keyed by what is counted: `image`,
+   * `image:1024x1024:hd`, `audio_minute`, `character`, `video_second`, `track`, `search_unit`, ...
+   */
+  perUnitNanos?: Readonly<Record<string, bigint>>;
 }
 
 export interface Quirks {

@@ -1,6 +1,7 @@
 import { dollarsPerMillion } from '../billing/charge.ts';
 import type { CapabilityId } from '../catalog/capabilities.ts';
 import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
+import { endpointModels } from './endpoint-models.ts';
 
 /**
  * Moderation and rerank models the price list (genai-prices) does not carry, priced from each provider's published
@@ -99,7 +100,7 @@ function catalogModel(extra: Extra): CatalogModel {
 }
 
 /** The models above as catalog entries, for a catalog that wants to list them too. */
-export const extraCatalogModels: readonly CatalogModel[] = EXTRAS.map(catalogModel);
+export const extraCatalogModels: readonly CatalogModel[] = [...EXTRAS.map(catalogModel), ...endpointModels];
 const byLowerId = new Map(extraCatalogModels.map((m) => [m.id.toLowerCase(), m]));
 
 export function findModel(catalog: Catalog, id: string): CatalogModel | undefined {
