@@ -50,6 +50,9 @@ export const DailyUsageSummarized = z.object({
   units: z.number().int().nonnegative(),
 });
 
+/** Where the account's lifecycle webhooks go (set by the operator); null stops them. */
+export const WebhookEndpointSet = z.object({ accountId: z.string(), url: z.string().nullable() });
+
 export const accountEventSchemas = {
   AccountOpened,
   ApiKeyIssued,
@@ -58,6 +61,7 @@ export const accountEventSchemas = {
   AccountSettingsChanged,
   TagBudgetSet,
   DailyUsageSummarized,
+  WebhookEndpointSet,
 } as const;
 
 type Of<T extends keyof typeof accountEventSchemas> = {
@@ -76,6 +80,7 @@ export type AccountEvent =
   | AccountToppedUp
   | Of<'AccountSettingsChanged'>
   | Of<'TagBudgetSet'>
-  | Of<'DailyUsageSummarized'>;
+  | Of<'DailyUsageSummarized'>
+  | Of<'WebhookEndpointSet'>;
 
 export const accountStream = (accountId: string) => `account-${accountId}`;

@@ -1,19 +1,41 @@
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { type AccountEvent, accountEventSchemas } from './account.ts';
+import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
+import { type FileEvent, fileEventSchemas } from './file.ts';
+import { type JobEvent, jobEventSchemas } from './job.ts';
 import { type SubAccountEvent, subAccountEventSchemas } from './subaccount.ts';
+import {
+  type WebhookDeliveryEvent,
+  type WebhookSecretEvent,
+  webhookDeliveryEventSchemas,
+  webhookSecretEventSchemas,
+} from './webhook.ts';
 
 /** Every event the gateway writes, by type. */
 export const eventSchemas = {
   ...accountEventSchemas,
   ...budgetEventSchemas,
   ...subAccountEventSchemas,
+  ...jobEventSchemas,
+  ...fileEventSchemas,
+  ...batchEventSchemas,
+  ...webhookDeliveryEventSchemas,
+  ...webhookSecretEventSchemas,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
-export type GatewayEvent = AccountEvent | BudgetEvent | SubAccountEvent;
+export type GatewayEvent =
+  | AccountEvent
+  | BudgetEvent
+  | SubAccountEvent
+  | JobEvent
+  | FileEvent
+  | BatchEvent
+  | WebhookDeliveryEvent
+  | WebhookSecretEvent;
 
 /** The schema version each event type is written at now; a type's version rises only with an upcaster. */
 const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {};

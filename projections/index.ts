@@ -1,11 +1,15 @@
 import { accountsProjection } from './accounts/index.ts';
 import { apiKeysProjection } from './api-keys/index.ts';
 import { balancesProjection } from './balances/index.ts';
+import { batchesProjection } from './batches/index.ts';
+import { filesProjection } from './files/index.ts';
 import { holdsProjection } from './holds/index.ts';
+import { jobsProjection } from './jobs/index.ts';
 import { subAccountsProjection } from './sub-accounts/index.ts';
 import { tagBudgetsProjection } from './tag-budgets/index.ts';
 import type { Projection } from './types.ts';
 import { usageProjection } from './usage/index.ts';
+import { webhookDeliveriesProjection } from './webhook-deliveries/index.ts';
 
 export const projections: readonly Projection[] = [
   accountsProjection,
@@ -15,6 +19,10 @@ export const projections: readonly Projection[] = [
   subAccountsProjection,
   holdsProjection,
   tagBudgetsProjection,
+  jobsProjection,
+  filesProjection,
+  batchesProjection,
+  webhookDeliveriesProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { JobCommands } from '../commands/job/handler.ts';
 import type { EventStore } from '../events/store.ts';
 import { START } from '../events/store.ts';
 import { projections } from '../projections/index.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
 import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
+import { BatchService } from './batches/service.ts';
+import { BatchWorker, batchConcurrency } from './batches/worker.ts';
 import { BudgetLedger } from './billing/ledger.ts';
 import { Spending } from './billing/spending.ts';
 import { buildCatalog } from './catalog/index.ts';
@@ -14,14 +17,22 @@ import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { openEventStore } from './eventstore/open.ts';
 import { FsBlobStore } from './files/blob-store.ts';
+import { FilesService, maxFileBytes } from './files/service.ts';
 import { loadOrCreateAdminToken } from './http/admin-token.ts';
 import { buildApp } from './http/app.ts';
+import type { JobRouteDeps } from './http/routes/v1/jobs.ts';
+import { startJobWorker } from './jobs/loop.ts';
+import { transcriptionKind } from './jobs/transcription.ts';
+import { jobSource, notifyJobEnded } from './jobs/webhook.ts';
 import { openRateLimiter } from './limits/open.ts';
 import { MediaUrls } from './media/signed-urls.ts';
+import { allowPrivateUrls } from './net/url-guard.ts';
 import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
 import { ProviderHealth } from './providers/health.ts';
+import { Webhooks } from './webhooks/service.ts';
+import { startWebhookWorker } from './webhooks/worker.ts';
 import { startWorkers } from './workers/index.ts';
 
 export interface Runtime {
@@ -32,6 +43,8 @@ export interface Runtime {
   runner: ProjectionRunner;
   accounts: AccountService;
   spending: Spending;
+  /** Signed webhook deliveries: `webhooks.request(...)`, `webhooks.statusOf(source)`, `webhooks.secrets`. */
+  webhooks: Webhooks;
   adminToken: string;
   /** The demo account made on an empty embedded data directory, with its key (shown once). */
   demo: IssuedKey | undefined;
@@ -43,7 +56,13 @@ export interface RuntimeOptions {
   /** The clock of every decision (tests move it across month boundaries). */
   clock?: () => Date;
   /** How often the background workers look for due work. */
-  workerIntervalsMs?: { expiry?: number; summary?: number };
+  workerIntervalsMs?: {
+    expiry?: number;
+    summary?: number;
+    jobs?: number;
+    webhooks?: number;
+    batches?: number;
+  };
 }
 
 /** Opens the stores, starts the projections and the in-memory state, and builds the HTTP app (not listening). */
@@ -73,6 +92,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     clock,
   );
   const adminToken = await loadOrCreateAdminToken(config.adminToken, config.dataDir);
+  const webhooks = new Webhooks(store, adminToken, database.pool, clock);
 
   let demo: IssuedKey | undefined;
   if (
@@ -98,6 +118,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     expiryIntervalMs: options.workerIntervalsMs?.expiry,
     summaryIntervalMs: options.workerIntervalsMs?.summary,
   });
+  const webhookWorker = startWebhookWorker({
+    pool: database.pool,
+    webhooks,
+    clock,
+    allowPrivate: allowPrivateUrls(config.env),
+    log: options.log,
+    intervalMs: options.workerIntervalsMs?.webhooks,
+  });
   const chat = {
     spending,
     catalog: buildCatalog(),
@@ -111,10 +139,51 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   // Read when a URL is signed, once the app listens (a test gateway's port is chosen at listen).
   const mediaBase = () => config.mediaUrl ?? `${config.env.GATEWAY_URL || app.listeningOrigin}/media`;
   const media = new MediaUrls(adminToken, mediaBase, clock);
+  const files = new FilesService(store, database.pool, blobs, maxFileBytes(config.env), clock);
+  const jobs: JobRouteDeps = {
+    store,
+    commands: new JobCommands(store),
+    spending,
+    catalog: chat.catalog,
+    env: config.env,
+    timeoutMs: config.upstreamTimeoutMs,
+    clock,
+    media,
+    blobs,
+    extraKinds: { transcription: transcriptionKind },
+    webhookDelivered: async (jobId) => (await webhooks.statusOf(jobSource(jobId)))?.status === 'delivered',
+    onEnded: (jobId) => notifyJobEnded({ store, media }, webhooks, jobId),
+  };
+  const jobWorker = startJobWorker(
+    {
+      ...jobs,
+      pool: database.pool,
+      log: options.log,
+      files,
+    },
+    options.workerIntervalsMs?.jobs ?? 2000,
+  );
+  const batches = new BatchService(store, database.pool, files, clock);
+  const batchWorker = new BatchWorker({
+    pool: database.pool,
+    store,
+    blobs,
+    files,
+    chat,
+    clock,
+    log: options.log,
+    intervalMs: options.workerIntervalsMs?.batches ?? 2000,
+    concurrency: batchConcurrency(config.env),
+  });
+  batchWorker.start();
   const app = await buildApp({
+    webhooks,
     chat,
     blobs,
     media,
+    jobs,
+    files,
+    batches,
     pool: database.pool,
     live,
     accounts,
@@ -134,9 +203,13 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     adminToken,
     demo,
     spending,
+    webhooks,
     async close() {
       await closeHttp(app);
       await workers.stop();
+      await batchWorker.stop();
+      await webhookWorker.stop();
+      await jobWorker.stop();
       await limiter.close();
       await runner.stop();
       await live.stop();

@@ -17,7 +17,9 @@ export type AccountCommand =
   | { type: 'TopUp'; reference: string; amountNanos: bigint }
   | { type: 'ChangeSettings'; rateLimitRpm?: number; balanceLowThresholdNanos?: bigint }
   | { type: 'SetTagBudget'; tag: string; capNanos: bigint }
-  | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number };
+  | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number }
+  /** The URL's form and address are checked before the command is built (that check is I/O). */
+  | { type: 'SetWebhookEndpoint'; url: string | null };
 
 /** A key generated outside the decider (randomness is I/O); only its hash reaches the log. */
 export interface NewKey {
@@ -132,6 +134,10 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
           },
         },
       ];
+    case 'SetWebhookEndpoint':
+      requireAccount(state);
+      if (state.webhookUrl === command.url) return [];
+      return [{ type: 'WebhookEndpointSet', data: { accountId: state.accountId, url: command.url } }];
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -13,6 +13,8 @@ export interface AccountState {
   balanceLowThresholdNanos: bigint;
   tagBudgets: ReadonlyMap<string, bigint>;
   summarizedDays: ReadonlySet<string>;
+  /** Where the account's lifecycle webhooks go; null when none is set. */
+  webhookUrl: string | null;
 }
 
 /** `balance.low` fires below $1.00 unless the operator sets another threshold. */
@@ -30,6 +32,7 @@ export function initialState(): AccountState {
     balanceLowThresholdNanos: DEFAULT_BALANCE_LOW_NANOS,
     tagBudgets: new Map(),
     summarizedDays: new Set(),
+    webhookUrl: null,
   };
 }
 
@@ -77,6 +80,8 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
       };
     case 'DailyUsageSummarized':
       return { ...state, summarizedDays: new Set(state.summarizedDays).add(event.data.day) };
+    case 'WebhookEndpointSet':
+      return { ...state, webhookUrl: event.data.url };
     default: {
       const _exhaustive: never = event;
       return _exhaustive;

@@ -164,6 +164,32 @@ export class LiveAccounts {
       case 'BalanceExhausted':
       case 'TagUsageThresholdExceeded':
       case 'SubAccountSpendExceeded':
+      case 'WebhookEndpointSet':
+      case 'WebhookDeliveryRequested':
+      case 'WebhookAttemptStarted':
+      case 'WebhookAttemptFailed':
+      case 'WebhookDelivered':
+      case 'WebhookAbandoned':
+      case 'WebhookSecretRotated':
+      case 'JobQueued':
+      case 'JobClaimed':
+      case 'JobSubmitted':
+      case 'JobAttemptFailed':
+      case 'JobCompleted':
+      case 'JobFailed':
+      case 'JobCancelled':
+      case 'FileUploaded':
+      case 'FileDeleted':
+      case 'BatchCreated':
+      case 'BatchValidated':
+      case 'BatchStarted':
+      case 'BatchLineFinished':
+      case 'BatchCancelRequested':
+      case 'BatchFinalizing':
+      case 'BatchCompleted':
+      case 'BatchExpired':
+      case 'BatchCancelled':
+      case 'BatchFailed':
         return;
       default: {
         const _exhaustive: never = event;

@@ -125,6 +125,11 @@ export class AccountService {
     );
   }
 
+  /** Where the account's lifecycle webhooks go; null stops them. The URL is checked by the caller. */
+  async setWebhookEndpoint(accountId: string, url: string | null, correlationId?: string): Promise<void> {
+    await this.handle(accountId, { type: 'SetWebhookEndpoint', url }, { now: this.clock(), correlationId });
+  }
+
   async summarizeDay(
     accountId: string,
     day: string,

@@ -73,6 +73,13 @@ export class HoldBook {
       case 'BalanceExhausted':
       case 'TagUsageThresholdExceeded':
       case 'SubAccountSpendExceeded':
+      case 'WebhookEndpointSet':
+      case 'WebhookDeliveryRequested':
+      case 'WebhookAttemptStarted':
+      case 'WebhookAttemptFailed':
+      case 'WebhookDelivered':
+      case 'WebhookAbandoned':
+      case 'WebhookSecretRotated':
       case 'AccountOpened':
       case 'ApiKeyIssued':
       case 'ApiKeyRevoked':
@@ -83,6 +90,25 @@ export class HoldBook {
       case 'SubAccountCreated':
       case 'SubAccountUpdated':
       case 'SubAccountDeleted':
+      case 'JobQueued':
+      case 'JobClaimed':
+      case 'JobSubmitted':
+      case 'JobAttemptFailed':
+      case 'JobCompleted':
+      case 'JobFailed':
+      case 'JobCancelled':
+      case 'FileUploaded':
+      case 'FileDeleted':
+      case 'BatchCreated':
+      case 'BatchValidated':
+      case 'BatchStarted':
+      case 'BatchLineFinished':
+      case 'BatchCancelRequested':
+      case 'BatchFinalizing':
+      case 'BatchCompleted':
+      case 'BatchExpired':
+      case 'BatchCancelled':
+      case 'BatchFailed':
         return;
       default: {
         const _exhaustive: never = event;

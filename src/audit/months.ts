@@ -73,9 +73,35 @@ export class MonthBook {
       case 'AccountSettingsChanged':
       case 'TagBudgetSet':
       case 'DailyUsageSummarized':
+      case 'WebhookEndpointSet':
+      case 'WebhookDeliveryRequested':
+      case 'WebhookAttemptStarted':
+      case 'WebhookAttemptFailed':
+      case 'WebhookDelivered':
+      case 'WebhookAbandoned':
+      case 'WebhookSecretRotated':
       case 'SubAccountCreated':
       case 'SubAccountUpdated':
       case 'SubAccountDeleted':
+      case 'JobQueued':
+      case 'JobClaimed':
+      case 'JobSubmitted':
+      case 'JobAttemptFailed':
+      case 'JobCompleted':
+      case 'JobFailed':
+      case 'JobCancelled':
+      case 'FileUploaded':
+      case 'FileDeleted':
+      case 'BatchCreated':
+      case 'BatchValidated':
+      case 'BatchStarted':
+      case 'BatchLineFinished':
+      case 'BatchCancelRequested':
+      case 'BatchFinalizing':
+      case 'BatchCompleted':
+      case 'BatchExpired':
+      case 'BatchCancelled':
+      case 'BatchFailed':
         return;
       default: {
         const _exhaustive: never = event;

@@ -1,8 +1,12 @@
 import { accountEventSchemas } from '../../events/account.ts';
+import { batchEventSchemas } from '../../events/batch.ts';
 import { budgetEventSchemas } from '../../events/budget.ts';
 import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
+import { fileEventSchemas } from '../../events/file.ts';
 import { type GatewayEvent, parseEvent } from '../../events/index.ts';
+import { jobEventSchemas } from '../../events/job.ts';
 import { subAccountEventSchemas } from '../../events/subaccount.ts';
+import { webhookDeliveryEventSchemas, webhookSecretEventSchemas } from '../../events/webhook.ts';
 import { Findings, where } from './findings.ts';
 import { budgetStreamParts } from './scope.ts';
 
@@ -10,6 +14,11 @@ const CATEGORY_OF_TYPE = new Map<string, string>([
   ...Object.keys(accountEventSchemas).map((t) => [t, 'account'] as const),
   ...Object.keys(budgetEventSchemas).map((t) => [t, 'budget'] as const),
   ...Object.keys(subAccountEventSchemas).map((t) => [t, 'subaccount'] as const),
+  ...Object.keys(fileEventSchemas).map((t) => [t, 'file'] as const),
+  ...Object.keys(batchEventSchemas).map((t) => [t, 'batch'] as const),
+  ...Object.keys(jobEventSchemas).map((t) => [t, 'job'] as const),
+  ...Object.keys(webhookDeliveryEventSchemas).map((t) => [t, 'webhook'] as const),
+  ...Object.keys(webhookSecretEventSchemas).map((t) => [t, 'webhooksecret'] as const),
 ]);
 
 /**
@@ -63,6 +72,14 @@ export class SchemaCheck {
         return subAccountId === id
           ? undefined
           : `names sub-account ${subAccountId} inside the stream of ${id}`;
+      }
+      case 'webhook': {
+        const deliveryId = (event.data as { deliveryId: string }).deliveryId;
+        return deliveryId === id ? undefined : `names delivery ${deliveryId} inside the stream of ${id}`;
+      }
+      case 'webhooksecret': {
+        const keyId = (event.data as { keyId: string }).keyId;
+        return keyId === id ? undefined : `names key ${keyId} inside the stream of ${id}`;
       }
       default:
         return undefined;

@@ -28,6 +28,8 @@ export function accountOf(stored: Pick<StoredEvent, 'stream' | 'data'>): string 
     case 'budget':
       return budgetStreamParts(stored.stream)?.accountId;
     case 'subaccount':
+    case 'webhook':
+    case 'webhooksecret':
       return dataAccountId(stored.data);
     default:
       return undefined;

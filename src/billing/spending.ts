@@ -66,7 +66,14 @@ export class Spending {
   /** Holds between `minNanos` and `maxNanos` (as much as every scope allows), or refuses with 402. */
   async reserve(
     auth: KeyHolder,
-    request: { requestId: string; tag: string | null; minNanos: bigint; maxNanos: bigint },
+    request: {
+      requestId: string;
+      tag: string | null;
+      minNanos: bigint;
+      maxNanos: bigint;
+      /** How long the hold lives unsettled; long-running work (jobs, batches) holds for longer. */
+      ttlMs?: number;
+    },
   ): Promise<Hold> {
     const limits = this.limits(auth, request.tag);
     const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
@@ -76,7 +83,7 @@ export class Spending {
       requestId: request.requestId,
       minNanos: request.minNanos,
       maxNanos: request.maxNanos,
-      expiresAt: new Date(this.clock().getTime() + HOLD_TTL_MS).toISOString(),
+      expiresAt: new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString(),
       limits,
     });
     const reserved = decision.events.find((e) => e.type === 'SpendReserved');

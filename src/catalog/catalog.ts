@@ -28,7 +28,16 @@ export function buildCatalog(source: CatalogSource = {}): Catalog {
     for (const model of provider.models) if (!isPriceTemplate(model)) add(catalogModel(provider, model, now));
   }
   // Moderation and rerank models the price list lacks; a model it gains later is priced from there instead.
-  for (const model of extraCatalogModels) add(model);
+  for (const model of extraCatalogModels) {
+    // A model the price list prices per token that an endpoint bills per unit (gpt-image-1 per image) keeps the
+    // price list's figures and gains the endpoint's per-unit prices.
+    const listed = byId.get(model.id);
+    if (listed && model.prices.perUnitNanos && !listed.prices.perUnitNanos) {
+      const prices = { ...listed.prices, perUnitNanos: model.prices.perUnitNanos };
+      byId.set(model.id, { ...listed, prices, priceNotes: [...listed.priceNotes, ...model.priceNotes] });
+    }
+    add(model);
+  }
   const models = [...byId.values()];
   // Ids are unique ignoring case too, so a client's `OpenAI/GPT-4o` can still find `openai/gpt-4o`.
   const byLowerId = new Map(models.map((m) => [m.id.toLowerCase(), m]));

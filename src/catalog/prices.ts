@@ -1,5 +1,5 @@
 import type { ConditionalPrice, ModelInfo, ModelPrice } from '@pydantic/genai-prices';
-import { dollarsPerMillion } from '../billing/charge.ts';
+import { ceilDiv, dollarsPerMillion } from '../billing/charge.ts';
 import type { CatalogPrices } from './types.ts';
 
 type PriceValue = NonNullable<ModelPrice[string]>;
@@ -12,6 +12,14 @@ const FIELDS = {
 } as const satisfies Record<string, keyof CatalogPrices>;
 
 const isField = (key: string): key is keyof typeof FIELDS => Object.hasOwn(FIELDS, key);
+
+/**
+ * Price-list keys priced in a unit other than tokens that an endpoint bills by, as `perUnitNanos` entries: the unit
+ * and how many of it the price list's rate covers (Mistral OCR's `input_document_kpages` is dollars per 1,000 pages).
+ */
+const PER_UNIT: Readonly<Record<string, { unit: string; per: bigint }>> = {
+  input_document_kpages: { unit: 'page', per: 1000n },
+};
 
 /**
  * Dollars (a float from the price list) to nano-dollars, through the decimal string: `toFixed(9)` never uses
@@ -49,9 +57,17 @@ export function resolvePrices(model: ModelInfo, now: Date): ResolvedPrices {
     cacheWriteNanosPerMillion: null,
   };
   const others = new Set<string>();
+  const perUnit: Record<string, bigint> = {};
   for (const rates of candidates) {
     for (const [key, value] of Object.entries(rates)) {
       if (value === undefined) continue;
+      const unit = PER_UNIT[key];
+      if (unit) {
+        // Rounded up to the nano-dollar per unit: never below the provider's rate.
+        const nanos = ceilDiv(baseRate(key, value, notes), unit.per);
+        if (nanos > (perUnit[unit.unit] ?? -1n)) perUnit[unit.unit] = nanos;
+        continue;
+      }
       if (!isField(key)) {
         others.add(key);
         continue;
@@ -63,9 +79,15 @@ export function resolvePrices(model: ModelInfo, now: Date): ResolvedPrices {
     }
   }
   if (Object.values(prices).every((p) => p === null)) {
-    notes.push(others.size ? 'no per-token rates in the price list' : 'no price in the price list');
+    const priced = others.size > 0 || Object.keys(perUnit).length > 0;
+    notes.push(priced ? 'no per-token rates in the price list' : 'no price in the price list');
   }
   if (others.size) notes.push(`also priced, not in these figures: ${[...others].sort().join(', ')}`);
+  if (Object.keys(perUnit).length > 0) {
+    prices.perUnitNanos = perUnit;
+    const units = Object.entries(PER_UNIT).filter(([key]) => candidates.some((rates) => key in rates));
+    notes.push(`per-unit prices: ${units.map(([key, u]) => `${u.unit} = ${key} / ${u.per}`).join(', ')}`);
+  }
   return { prices, notes };
 }
 

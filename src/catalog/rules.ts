@@ -61,8 +61,8 @@ export const MODALITY_RULES: readonly (Matcher & {
     modality: 'image',
     capabilities: ['image-generation', 'image-editing'],
   },
-  // Document OCR answers text but is not a chat model.
-  { model: /(^|[-/.])ocr([-.]|$)/, modality: 'text', capabilities: ['ocr'] },
+  // Document OCR answers text but is not a chat model: it is served by POST /v1/ocr.
+  { model: /(^|[-/.])ocr([-.]|$)/, modality: 'ocr', capabilities: ['ocr'] },
 ];
 
 /** Families known to take images in chat messages, for models whose entry neither prices nor describes it. */

@@ -4,18 +4,28 @@ export type Modality =
   | 'audio-stt'
   | 'audio-tts'
   | 'video'
+  | 'music'
+  | '3d'
   | 'embedding'
   | 'rerank'
-  | 'moderation';
+  | 'moderation'
+  | 'translation'
+  | 'object-detection'
+  | 'ocr';
 export const MODALITIES = [
   'text',
   'image',
   'audio-stt',
   'audio-tts',
   'video',
+  'music',
+  '3d',
   'embedding',
   'rerank',
   'moderation',
+  'translation',
+  'object-detection',
+  'ocr',
 ] as const satisfies readonly Modality[];
 
 /** Which adapter speaks to the model: most providers are reached through the OpenAI-compatible one. */

@@ -1,5 +1,6 @@
 import { errors } from 'undici';
 import type { KeyHolder } from '../accounts/live-state.ts';
+import type { Discount } from '../billing/charge.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { Catalog } from '../catalog/types.ts';
 import { ApiError } from '../http/errors.ts';
@@ -106,11 +107,12 @@ export async function firstServing<T>(
   requestId: string,
   tag: string | null,
   call: (target: ChatTarget, prepared: PreparedChat) => Promise<T>,
+  discount: Discount = 'none',
 ): Promise<Served & { result: T }> {
   const targets = candidates(deps, body);
   let failure: unknown;
   for (const [index, target] of targets.entries()) {
-    const prepared = await prepareChat(deps.spending, auth, target.model, body, requestId, tag);
+    const prepared = await prepareChat(deps.spending, auth, target.model, body, requestId, tag, discount);
     const started = performance.now();
     try {
       const result = await withRetries(deps, target, () => call(target, prepared));
@@ -137,9 +139,17 @@ export async function completeChat(
   requestId: string,
   tag: string | null,
   signal: AbortSignal,
+  discount: Discount = 'none',
 ): Promise<Served & { completion: ChatCompletion; costNanos: bigint }> {
-  const served = await firstServing(deps, auth, body, requestId, tag, (target, prepared) =>
-    target.adapter.complete({ body: upstreamBody(body, prepared), upstream: target.upstream, signal }),
+  const served = await firstServing(
+    deps,
+    auth,
+    body,
+    requestId,
+    tag,
+    (target, prepared) =>
+      target.adapter.complete({ body: upstreamBody(body, prepared), upstream: target.upstream, signal }),
+    discount,
   );
   const { completion, usage } = served.result;
   const message = (completion.choices[0] as { message?: { content?: unknown } } | undefined)?.message;

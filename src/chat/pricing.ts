@@ -1,4 +1,4 @@
-import { type Charge, type PriceLine, priceCharge } from '../billing/charge.ts';
+import { type Charge, type Discount, type PriceLine, priceCharge } from '../billing/charge.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import type { ReportedUsage } from '../providers/types.ts';
 
@@ -37,8 +37,8 @@ export function tokensOnly(promptTokens: number, completionTokens: number): Repo
   return { promptTokens, completionTokens, cachedPromptTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
 }
 
-export function chatCharge(model: CatalogModel, usage: ReportedUsage): Charge {
-  return priceCharge(chatLines(model, usage));
+export function chatCharge(model: CatalogModel, usage: ReportedUsage, discount: Discount = 'none'): Charge {
+  return priceCharge(chatLines(model, usage), discount);
 }
 
 /** The most output tokens whose worst-case charge fits in `budgetNanos` (0 when not even one does). */
@@ -47,12 +47,14 @@ export function affordableOutputTokens(
   inputTokens: number,
   limit: number,
   budgetNanos: bigint,
+  discount: Discount = 'none',
 ): number {
   let low = 0;
   let high = limit;
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (chatCharge(model, tokensOnly(inputTokens, middle)).chargedNanos <= budgetNanos) low = middle;
+    if (chatCharge(model, tokensOnly(inputTokens, middle), discount).chargedNanos <= budgetNanos)
+      low = middle;
     else high = middle - 1;
   }
   return low;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { KeyHolder } from '../accounts/live-state.ts';
+import type { Discount } from '../billing/charge.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { ApiError } from '../http/errors.ts';
@@ -19,6 +20,8 @@ export interface PreparedChat {
   /** The output limit sent upstream: the client's, or as much as the hold affords. */
   outputLimit: number;
   hold: Hold;
+  /** `batch` for a line of a batch: held and charged at the batch price. */
+  discount: Discount;
 }
 
 /** Refusals that need no reservation: parameters the model does not take, limits it does not have. */
@@ -79,16 +82,18 @@ export async function prepareChat(
   body: ChatCompletionRequest,
   requestId: string,
   tag: string | null,
+  discount: Discount = 'none',
 ): Promise<PreparedChat> {
   const inputTokens = countInputTokens(body);
   const limit = checkRequest(model, body, inputTokens);
   const requested = body.max_completion_tokens ?? body.max_tokens;
-  const worst = chatCharge(model, tokensOnly(inputTokens, requested ?? limit)).chargedNanos;
-  const least = requested === undefined ? chatCharge(model, tokensOnly(inputTokens, 1)).chargedNanos : worst;
+  const worst = chatCharge(model, tokensOnly(inputTokens, requested ?? limit), discount).chargedNanos;
+  const least =
+    requested === undefined ? chatCharge(model, tokensOnly(inputTokens, 1), discount).chargedNanos : worst;
   const hold = await spending.reserve(auth, { requestId, tag, minNanos: least, maxNanos: worst });
   const outputLimit =
-    requested ?? Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos));
-  return { model, inputTokens, outputLimit, hold };
+    requested ?? Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, discount));
+  return { model, inputTokens, outputLimit, hold, discount };
 }
 
 /** Settles what was produced; usage the provider did not report is estimated, and the charge says so. */
@@ -99,7 +104,7 @@ export async function settleChat(
   producedText: string,
 ): Promise<bigint> {
   const billed = usage ?? tokensOnly(prepared.inputTokens, countTextTokens(producedText));
-  const charge = chatCharge(prepared.model, billed);
+  const charge = chatCharge(prepared.model, billed, prepared.discount);
   await spending.settle(prepared.hold, {
     actualNanos: charge.chargedNanos,
     model: prepared.model.id,

@@ -4,12 +4,14 @@ import { projectionNamed, projections } from '../../projections/index.ts';
 import { runAudit } from '../audit/audit.ts';
 import { balanceAt } from '../audit/balance-at.ts';
 import { exportChargesCsv } from '../audit/export-charges.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { describeError } from '../http/errors.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { projectionStatus } from '../projections/status.ts';
+import { checkEndpointUrl } from '../webhooks/url.ts';
 import { type DirectSession, openDirect } from './direct.ts';
 import { findRunningGateway, RemoteError } from './remote.ts';
+import { showWebhooks } from './webhooks.ts';
 
 const USAGE = `Usage: npm run gateway -- <command>
 
@@ -19,6 +21,9 @@ const USAGE = `Usage: npm run gateway -- <command>
   keys create --account ID                           issue another key for an account
   keys revoke --key-id ID                            revoke a key at once
   topup --account ID --cents N --reference REF       record a payment; the same REF credits once
+  webhooks set --account ID --url URL                where the account's lifecycle webhooks go (see docs/webhooks.md)
+  webhooks clear --account ID                        stop the account's lifecycle webhooks
+  webhooks show --account ID                         the endpoint and the latest deliveries, from the store
   projections status                                 each read model's checkpoint and lag
   projections rebuild [NAME]                         replay the log into fresh tables and swap them in
   audit [--account ID]                               verify the log alone: revisions, ids, schemas, hash chains, read
@@ -27,7 +32,8 @@ const USAGE = `Usage: npm run gateway -- <command>
   export --account ID --month YYYY-MM [--format csv] the month's charges for finance, one CSV line each
 
 Talks to the gateway at GATEWAY_URL (default http://127.0.0.1:$PORT) with GATEWAY_ADMIN_TOKEN (or the token in
-GATEWAY_DATA_DIR); when no gateway runs, works on the store directly. projections, audit, balance and export
+GATEWAY_DATA_DIR); when no gateway runs, works on the store directly. projections, audit, balance, export and
+webhooks show
 always work on the store directly, beside a running gateway too.`;
 
 /** Exit code of an audit that found a mismatch (1 is a command that failed, 2 bad usage). */
@@ -75,6 +81,7 @@ async function run(argv: string[]): Promise<unknown> {
       at: { type: 'string' },
       month: { type: 'string' },
       format: { type: 'string' },
+      url: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -84,10 +91,17 @@ async function run(argv: string[]): Promise<unknown> {
   const config = loadConfig();
 
   if (group === 'projections') return runProjections(action, argument, () => openDirect(config));
+  if (group === 'webhooks' && action === 'show') {
+    const account = required(flags, 'account');
+    return runAuditor(
+      (s) => showWebhooks(s.database.pool, account),
+      () => openDirect(config),
+    );
+  }
   if (group === 'audit' || group === 'balance' || group === 'export')
     return runAuditor(auditorCommand(group, flags), () => openDirect(config));
 
-  const accountAction = await accountCommand(group, action, flags);
+  const accountAction = await accountCommand(group, action, flags, config);
   const remote = await findRunningGateway(config);
   if (remote) return remote.post(accountAction.path, accountAction.body);
   const session = await openDirect(config);
@@ -108,6 +122,7 @@ async function accountCommand(
   group: string,
   action: string | undefined,
   flags: Flags,
+  config: Config,
 ): Promise<AccountAction> {
   const key = `${group} ${action ?? ''}`.trim();
   switch (key) {
@@ -136,6 +151,20 @@ async function accountCommand(
       return {
         path: `/accounts/${encodeURIComponent(account)}/keys`,
         direct: (s) => s.accounts.createKey(account),
+      };
+    }
+    case 'webhooks set':
+    case 'webhooks clear': {
+      const account = required(flags, 'account');
+      const raw = action === 'set' ? required(flags, 'url') : null;
+      return {
+        path: `/accounts/${encodeURIComponent(account)}/webhook-endpoint`,
+        body: { url: raw },
+        direct: async (s) => {
+          const url = raw === null ? null : await checkEndpointUrl(raw, config.env);
+          await s.accounts.setWebhookEndpoint(account, url);
+          return { account_id: account, url };
+        },
       };
     }
     case 'keys revoke': {

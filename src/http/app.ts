@@ -5,6 +5,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { authPlugin } from './auth.ts';
 import { ApiError, describeError } from './errors.ts';
 import { type RouteDeps, registerRoutes } from './routes.ts';
+import { webSocketPlugin } from './websocket.ts';
 
 export interface AppDeps extends RouteDeps {
   adminToken: string;
@@ -59,6 +60,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Limits are set per route, where each upload's size limit is known (src/http/uploads.ts).
   await app.register(multipart);
   await app.register(authPlugin, { live: deps.live, adminToken: deps.adminToken });
+  // Before the routes: its onRoute hook learns which paths are WebSocket endpoints.
+  await app.register(webSocketPlugin);
   await registerRoutes(app, deps);
 
   return app;

@@ -3,25 +3,40 @@ import type pg from 'pg';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
+import type { BatchService } from '../batches/service.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { ChatDeps } from '../chat/dispatch.ts';
 import type { BlobStore } from '../files/blob-store.ts';
+import type { FilesService } from '../files/service.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { MediaUrls } from '../media/signed-urls.ts';
+import type { Webhooks } from '../webhooks/service.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
+import { adminWebhookRoutes } from './routes/admin/webhooks.ts';
 import { mediaRoutes } from './routes/media.ts';
+import { audioRoutes } from './routes/v1/audio.ts';
 import { balanceRoutes } from './routes/v1/balance.ts';
+import { batchesRoutes } from './routes/v1/batches.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
 import { chatRoutes } from './routes/v1/chat.ts';
+import { classificationsRoutes } from './routes/v1/classifications.ts';
+import { detectionsRoutes } from './routes/v1/detections.ts';
 import { embeddingsRoutes } from './routes/v1/embeddings.ts';
+import { filesRoutes } from './routes/v1/files.ts';
 import { healthRoutes } from './routes/v1/health.ts';
+import { imagesRoutes } from './routes/v1/images.ts';
+import { type JobRouteDeps, jobRoutes } from './routes/v1/jobs.ts';
 import { messagesRoutes } from './routes/v1/messages.ts';
 import { modelRoutes } from './routes/v1/models.ts';
 import { moderationsRoutes } from './routes/v1/moderations.ts';
+import { ocrRoutes } from './routes/v1/ocr.ts';
+import { realtimeRoutes } from './routes/v1/realtime.ts';
 import { rerankRoutes } from './routes/v1/rerank.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
+import { translationsRoutes } from './routes/v1/translations.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
+import { webhookSecretRoutes } from './routes/v1/webhook-secret.ts';
 
 export interface RouteDeps {
   pool: pg.Pool;
@@ -35,6 +50,12 @@ export interface RouteDeps {
   blobs: BlobStore;
   /** Signs URLs on the media host for stored bytes. */
   media: MediaUrls;
+  /** Files API: uploads and batch results. */
+  files: FilesService;
+  batches: BatchService;
+  jobs: JobRouteDeps;
+  /** Signed webhook deliveries and the per-key signing secrets. */
+  webhooks: Webhooks;
 }
 
 /** Paths to handlers, and which credential each prefix demands. */
@@ -50,6 +71,14 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(embeddingsRoutes(deps.chat, deps.live));
       await v1.register(moderationsRoutes(deps.chat, deps.live));
       await v1.register(rerankRoutes(deps.chat, deps.live));
+      await v1.register(translationsRoutes(deps.chat, deps.live));
+      await v1.register(classificationsRoutes(deps.chat, deps.live));
+      await v1.register(detectionsRoutes(deps.chat, deps.live));
+      await v1.register(ocrRoutes(deps.chat, deps.live));
+      await v1.register(imagesRoutes({ ...deps.chat, blobs: deps.blobs, media: deps.media }, deps.live));
+      await v1.register(audioRoutes({ ...deps.chat, blobs: deps.blobs }, deps.live, deps.jobs));
+      await v1.register(realtimeRoutes(deps.chat, deps.live));
+      await v1.register(jobRoutes(deps.jobs, deps.live));
       await v1.register(healthRoutes(deps.chat.health));
       await v1.register(
         modelRoutes(deps.chat.catalog, deps.chat.env, () => deps.chat.env.GATEWAY_URL || app.listeningOrigin),
@@ -57,6 +86,9 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(subAccountRoutes(deps.subAccounts, deps.pool));
       await v1.register(budgetRoutes(deps.accounts, deps.pool));
       await v1.register(usageRoutes(deps.pool, deps.live));
+      await v1.register(filesRoutes(deps.files));
+      await v1.register(batchesRoutes(deps.batches, deps.live));
+      await v1.register(webhookSecretRoutes(deps.webhooks.secrets));
     },
     { prefix: '/v1' },
   );
@@ -65,6 +97,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     async (admin) => {
       admin.addHook('onRequest', admin.requireAdmin);
       await admin.register(adminAccountRoutes(deps.accounts));
+      await admin.register(adminWebhookRoutes(deps.accounts, deps.chat.env));
     },
     { prefix: '/admin' },
   );

@@ -11,6 +11,8 @@ export interface Upload {
   filename: string;
   mimetype: string;
   bytes: number;
+  /** SHA-256 of the bytes, hex. */
+  sha256: string;
 }
 
 export interface MultipartOptions {
@@ -100,6 +102,7 @@ export async function receiveMultipart(
         filename: part.filename || filename,
         mimetype: part.mimetype,
         bytes: stored.bytes,
+        sha256: stored.sha256,
       };
     }
   } catch (error) {

@@ -1,13 +1,24 @@
 import type { CatalogModel, Modality } from '../catalog/types.ts';
+import { speechEndpoint, transcriptionsEndpoint } from './audio/endpoint.ts';
+import { detectionEndpoint } from './detections/endpoint.ts';
 import { embeddingsEndpoint } from './embeddings/endpoint.ts';
+import { imagesEndpoint } from './images/endpoint.ts';
 import { type EndpointSpec, servable } from './models.ts';
 import { moderationsEndpoint } from './moderations/endpoint.ts';
+import { ocrEndpoint } from './ocr/endpoint.ts';
 import { rerankEndpoint } from './rerank/endpoint.ts';
+import { translationEndpoint } from './translations/endpoint.ts';
 
 const ENDPOINTS: Partial<Record<Modality, EndpointSpec<unknown>>> = {
   embedding: embeddingsEndpoint,
   moderation: moderationsEndpoint,
   rerank: rerankEndpoint,
+  image: imagesEndpoint,
+  translation: translationEndpoint,
+  'object-detection': detectionEndpoint,
+  ocr: ocrEndpoint,
+  'audio-stt': transcriptionsEndpoint,
+  'audio-tts': speechEndpoint,
 };
 
 /**

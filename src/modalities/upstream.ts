@@ -1,7 +1,12 @@
 import { providerEnv, providerKey } from '../catalog/env.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { COHERE_BASE_URL } from '../providers/cohere/api.ts';
+import { DEEPGRAM_BASE_URL } from '../providers/deepgram/api.ts';
+import { DEEPL_BASE_URL } from '../providers/deepl/api.ts';
+import { ELEVENLABS_BASE_URL } from '../providers/elevenlabs/api.ts';
+import { GOOGLE_VISION_BASE_URL } from '../providers/google-vision/api.ts';
 import { baseUrlOf } from '../providers/registry.ts';
+import { STABILITY_BASE_URL } from '../providers/stability/images.ts';
 import { VOYAGE_BASE_URL } from '../providers/voyage/api.ts';
 import { callableModelId } from './extra-models.ts';
 import type { ModalityUpstream } from './types.ts';
@@ -14,6 +19,12 @@ import type { ModalityUpstream } from './types.ts';
 const DEFAULT_BASE_URLS: Readonly<Record<string, string>> = {
   cohere: COHERE_BASE_URL,
   voyageai: VOYAGE_BASE_URL,
+  stability: STABILITY_BASE_URL,
+  deepl: DEEPL_BASE_URL,
+  'google-vision': GOOGLE_VISION_BASE_URL,
+  deepgram: DEEPGRAM_BASE_URL,
+  elevenlabs: ELEVENLABS_BASE_URL,
+  meshy: 'https://api.meshy.ai',
 };
 
 export function modalityBaseUrl(provider: string, env: NodeJS.ProcessEnv): string | undefined {

@@ -13,6 +13,9 @@ export class UrlRefused extends Error {
   override readonly name = 'UrlRefused';
 }
 
+/** The host name did not resolve: refused when fetching, but not proof that the URL is bad (DNS may be down). */
+export class HostUnresolved extends UrlRefused {}
+
 /** The operator's switch for private addresses (tests, and gateways whose providers live on a private network). */
 export function allowPrivateUrls(env: NodeJS.ProcessEnv): boolean {
   return env.GATEWAY_ALLOW_PRIVATE_URLS === 'true';
@@ -85,7 +88,7 @@ export async function resolvePublic(
   const addresses = literal
     ? [{ address: host, family: literal as 4 | 6 }]
     : await lookup(host, { all: true, verbatim: true }).catch(() => {
-        throw new UrlRefused(`the host ${host} could not be resolved`);
+        throw new HostUnresolved(`the host ${host} could not be resolved`);
       });
   if (!allowPrivate) {
     const bad = addresses.find((a) => isPrivateAddress(a.address));
@@ -96,10 +99,18 @@ export async function resolvePublic(
   return { address: first.address, family: first.family as 4 | 6 };
 }
 
-/** Checks a URL as a client gave it: form, then the address its host resolves to. */
+/**
+ * Checks a URL as a client gave it, for later use (a webhook, a job's input): its form, and the addresses its
+ * host resolves to now. A host that does not resolve now is let through; the URL is checked again, resolved,
+ * every time it is fetched.
+ */
 export async function checkRemoteUrl(raw: string, allowPrivate: boolean): Promise<URL> {
   const url = parseRemoteUrl(raw);
-  await resolvePublic(url, allowPrivate);
+  try {
+    await resolvePublic(url, allowPrivate);
+  } catch (error) {
+    if (!(error instanceof HostUnresolved)) throw error;
+  }
   return url;
 }
 
@@ -121,6 +132,8 @@ export interface GuardedRequest {
   timeoutMs?: number;
   allowPrivate: boolean;
   maxRedirects?: number;
+  /** False: a redirect is returned as the answer instead of followed (webhook deliveries). */
+  followRedirects?: boolean;
 }
 
 export interface GuardedResponse {
@@ -157,7 +170,12 @@ export async function guardedFetch(raw: string, init: GuardedRequest): Promise<G
       throw error;
     });
     const location = response.headers.location;
-    if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {
+    if (
+      init.followRedirects !== false &&
+      response.statusCode >= 300 &&
+      response.statusCode < 400 &&
+      typeof location === 'string'
+    ) {
       await response.body.dump();
       await dispatcher.close();
       if (hop >= (init.maxRedirects ?? 5)) throw new UrlRefused('too many redirects');

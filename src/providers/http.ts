@@ -10,9 +10,11 @@ export function endpointUrl(baseUrl: string, path: string): string {
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
 
 export interface UpstreamRequest {
+  /** POST unless said; a GET or DELETE sends no body. */
+  method?: 'GET' | 'POST' | 'DELETE';
   url: string;
   headers: Record<string, string>;
-  body: unknown;
+  body?: unknown;
   timeoutMs: number;
   signal: AbortSignal;
   /** A retry delay read from the error body, for providers that send no Retry-After (Google's RetryInfo). */
@@ -32,11 +34,12 @@ export interface UpstreamResponse {
 export async function postJson(req: UpstreamRequest): Promise<UpstreamResponse> {
   let response: Awaited<ReturnType<typeof request>>;
   try {
+    const method = req.method ?? 'POST';
     response = await request(req.url, {
-      method: 'POST',
+      method,
       dispatcher: agent,
-      headers: { 'content-type': 'application/json', ...req.headers },
-      body: JSON.stringify(req.body),
+      headers: method === 'POST' ? { 'content-type': 'application/json', ...req.headers } : req.headers,
+      body: method === 'POST' ? JSON.stringify(req.body) : undefined,
       headersTimeout: req.timeoutMs,
       bodyTimeout: Math.max(req.timeoutMs, 300_000),
       signal: req.signal,
@@ -71,4 +74,9 @@ function providerMessage(text: string): string | undefined {
     // not JSON
   }
   return text.trim().slice(0, 500) || undefined;
+}
+
+/** GETs from a provider (a job's status, a result's bytes), with the same error mapping as postJson. */
+export function getUpstream(req: Omit<UpstreamRequest, 'method' | 'body'>): Promise<UpstreamResponse> {
+  return postJson({ ...req, method: 'GET' });
 }

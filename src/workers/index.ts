@@ -64,7 +64,7 @@ export function startWorkers(deps: WorkerDeps): { stop(): Promise<void> } {
   };
 }
 
-async function every(
+export async function every(
   ms: number,
   work: () => Promise<void>,
   signal: AbortSignal,

@@ -21,7 +21,15 @@ export interface TestGatewayOptions {
   /** Share another gateway's schema (a second instance over the same store). */
   schema?: string;
   clock?: () => Date;
-  workerIntervalsMs?: { expiry?: number; summary?: number };
+  workerIntervalsMs?: {
+    expiry?: number;
+    summary?: number;
+    jobs?: number;
+    batches?: number;
+    webhooks?: number;
+  };
+  /** Use this data directory (kept at close): a second gateway over another's blobs, after a restart. */
+  dataDir?: string;
 }
 
 /** A gateway in this process on a free port, over the run's PostgreSQL in a schema of its own. */
@@ -30,7 +38,7 @@ export async function startTestGateway(
   options: TestGatewayOptions = {},
 ): Promise<TestGateway> {
   const schema = options.schema ?? `g_${randomBytes(6).toString('hex')}`;
-  const dataDir = await mkdtemp(join(tmpdir(), 'gw-test-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'gw-test-')));
   const adminToken = `gw-admin-${randomBytes(16).toString('hex')}`;
   const env: Record<string, string> = {
     DATABASE_URL: inject('databaseUrl'),
@@ -65,7 +73,7 @@ export async function startTestGateway(
     async close() {
       await runtime.close();
       if (!options.schema) await dropSchema(schema);
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

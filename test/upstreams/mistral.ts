@@ -1,4 +1,5 @@
 import { type Incoming, type Reply, startUpstream } from './harness.ts';
+import { ocrReply } from './mistral-ocr.ts';
 import {
   CLEAN_SCORE,
   FLAGGED_SCORE,
@@ -13,7 +14,8 @@ import type { Upstream } from './types.ts';
 
 /**
  * Mistral's `POST /v1/embeddings` (OpenAI's shape) and `POST /v1/moderations` (its own nine policy categories,
- * no `flagged`, usage reported), answered from modality-model.ts. The base URL is `${url}/v1`.
+ * no `flagged`, usage reported), answered from modality-model.ts, and `POST /v1/ocr` (mistral-ocr.ts). The base URL
+ * is `${url}/v1`.
  */
 export function startMistralUpstream(): Promise<Upstream> {
   return startUpstream({ handle, errorReply, rateLimited });
@@ -39,6 +41,10 @@ const CATEGORY_OF: Record<SimCategory, (typeof MISTRAL_CATEGORIES)[number]> = {
 
 function handle(request: Incoming): Reply {
   const route = `${request.method} ${request.path}`;
+  if (route === 'POST /v1/ocr') {
+    if (!/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) return errorReply(401);
+    return ocrReply(request, error);
+  }
   if (route !== 'POST /v1/embeddings' && route !== 'POST /v1/moderations') {
     return { status: 404, body: { detail: 'Not Found' } };
   }

@@ -1,3 +1,5 @@
+import { sampleOf } from './json-schema-sample.ts';
+
 /**
  * The simulators' deterministic "model", shared by the three wire formats so that one conversation gets the same
  * answer and the same numbers whichever provider serves it.
@@ -9,8 +11,9 @@
  *   parts plus the text of tool results it carries; images and tool-call arguments count 0.
  * - cached tokens = words(first system text) + 3 when that text contains the word "cached", else 0; part of the
  *   prompt tokens (Anthropic reports them beside input_tokens, which then excludes them).
- * - reply = `echo: <last user text>`, or in JSON mode JSON.stringify({ echo: <last user text> }); over the output
- *   limit it keeps its first `limit` words and finishes with 'length'. completion tokens = words(reply).
+ * - reply = `echo: <last user text>`, or in JSON mode JSON.stringify({ echo: <last user text> }), or for a JSON
+ *   schema with properties (OpenAI's json_schema) JSON.stringify(sampleOf(schema)) (json-schema-sample.ts); over the
+ *   output limit it keeps its first `limit` words and finishes with 'length'. completion tokens = words(reply).
  * - tool call: when tools are given (and tool choice is not 'none'), the conversation ends with a user text message
  *   and that text has the word "weather", the model calls the first tool with {"city":"Paris"}; it counts
  *   1 + words(arguments) = 2 completion tokens and the output limit does not apply.
@@ -32,6 +35,8 @@ export interface Ask {
   conversation: Conversation;
   limit: number | undefined;
   json: boolean;
+  /** A structured-output schema to fill (json-schema-sample.ts); wins over `json`. */
+  schema?: unknown;
   toolName: string | undefined;
   reasoning: boolean;
 }
@@ -90,9 +95,12 @@ export function answer(ask: Ask): Answer {
     return { ...base, text: undefined, toolCall, finish: 'tool', completionTokens: 1 + words(argsJson) };
   }
 
-  const full = ask.json
-    ? JSON.stringify({ echo: conversation.lastUserText })
-    : `echo: ${conversation.lastUserText}`;
+  const full =
+    ask.schema !== undefined
+      ? JSON.stringify(sampleOf(ask.schema))
+      : ask.json
+        ? JSON.stringify({ echo: conversation.lastUserText })
+        : `echo: ${conversation.lastUserText}`;
   const over = ask.limit !== undefined && words(full) > ask.limit;
   const text = over ? truncateWords(full, ask.limit ?? 0) : full;
   return {

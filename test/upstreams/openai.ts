@@ -1,4 +1,5 @@
 import { type Incoming, type Reply, sse, startUpstream } from './harness.ts';
+import { structuredSchema } from './json-schema-sample.ts';
 import {
   type Answer,
   answer,
@@ -56,6 +57,7 @@ function handle(request: Incoming): Reply {
     json: ['json_object', 'json_schema'].includes(
       str(isObj(body.response_format) && body.response_format.type) ?? '',
     ),
+    schema: structuredSchema(body.response_format),
     toolName: body.tool_choice === 'none' ? undefined : firstToolName(body.tools),
     reasoning: reasoningModel(body.model),
   });

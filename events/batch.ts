@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { Nanos } from './money.ts';
+
+/** Events of the `batch-{batchId}` stream: one batch of requests worked by the gateway's batch worker. */
+
+export const BatchEndpoint = z.enum(['/v1/chat/completions']);
+
+export const BatchProblem = z.object({
+  code: z.string(),
+  message: z.string(),
+  /** 1-based line of the input file the problem is about, when there is one. */
+  line: z.number().int().positive().nullable(),
+  param: z.string().nullable(),
+});
+
+export const BatchCreated = z.object({
+  batchId: z.string(),
+  accountId: z.string(),
+  subAccountId: z.string().nullable(),
+  keyId: z.string(),
+  /** The cost tag every line is charged under (the request's `x-gw-tag`, else the sub-account's default). */
+  tag: z.string().nullable(),
+  inputFileId: z.string(),
+  endpoint: BatchEndpoint,
+  completionWindow: z.literal('24h'),
+  metadata: z.record(z.string(), z.string()).nullable(),
+  expiresAt: z.string(),
+});
+
+/** The input file parsed: `total` non-empty lines, of which `invalid` go to the error file unrun. */
+export const BatchValidated = z.object({
+  batchId: z.string(),
+  total: z.number().int().nonnegative(),
+  invalid: z.array(
+    z.object({ line: z.number().int().positive(), customId: z.string().nullable(), message: z.string() }),
+  ),
+});
+
+/** A worker took the batch (queued → in_progress on the first take; later takes are resumptions). */
+export const BatchStarted = z.object({
+  batchId: z.string(),
+  /** Which take this is, from 1; above 1 the batch is resumed after a stop. */
+  take: z.number().int().positive(),
+});
+
+/** One line finished: its response (2xx goes to the output file) or its failure (the error file). */
+export const BatchLineFinished = z.object({
+  batchId: z.string(),
+  line: z.number().int().positive(),
+  customId: z.string(),
+  /** The line's request id: the `request_id` of its output and of its charge. */
+  requestId: z.string(),
+  statusCode: z.number().int(),
+  body: z.unknown().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  costNanos: Nanos,
+});
+
+export const BatchCancelRequested = z.object({ batchId: z.string() });
+
+export const BatchFinalizing = z.object({ batchId: z.string() });
+
+const Outcome = {
+  batchId: z.string(),
+  outputFileId: z.string().nullable(),
+  errorFileId: z.string().nullable(),
+  completed: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+};
+
+export const BatchCompleted = z.object(Outcome);
+export const BatchExpired = z.object(Outcome);
+export const BatchCancelled = z.object(Outcome);
+
+/** Validation failed: nothing was run. */
+export const BatchFailed = z.object({ batchId: z.string(), errors: z.array(BatchProblem) });
+
+export const batchEventSchemas = {
+  BatchCreated,
+  BatchValidated,
+  BatchStarted,
+  BatchLineFinished,
+  BatchCancelRequested,
+  BatchFinalizing,
+  BatchCompleted,
+  BatchExpired,
+  BatchCancelled,
+  BatchFailed,
+} as const;
+
+type Of<T extends keyof typeof batchEventSchemas> = { type: T; data: z.infer<(typeof batchEventSchemas)[T]> };
+export type BatchEvent =
+  | Of<'BatchCreated'>
+  | Of<'BatchValidated'>
+  | Of<'BatchStarted'>
+  | Of<'BatchLineFinished'>
+  | Of<'BatchCancelRequested'>
+  | Of<'BatchFinalizing'>
+  | Of<'BatchCompleted'>
+  | Of<'BatchExpired'>
+  | Of<'BatchCancelled'>
+  | Of<'BatchFailed'>;
+
+export const batchStream = (batchId: string) => `batch-${batchId}`;

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { Nanos } from './money.ts';
+
+/** Events of the `job-{jobId}` stream: one asynchronous generation (music, video, 3D, transcription). */
+
+export const JobModality = z.enum(['music', 'video', '3d', 'transcription']);
+
+export const JobError = z.object({
+  message: z.string(),
+  /** The API's error type (provider_error, timeout_error, invalid_request_error, cancelled). */
+  type: z.string(),
+  code: z.number().int(),
+});
+
+export const JobQueued = z.object({
+  jobId: z.string(),
+  accountId: z.string(),
+  subAccountId: z.string().nullable(),
+  keyId: z.string(),
+  tag: z.string().nullable(),
+  modality: JobModality,
+  /** The catalog id, `<provider>/<model>`. */
+  model: z.string(),
+  provider: z.string(),
+  /** What the provider is asked for, as the client sent it (validated). */
+  input: z.record(z.string(), z.unknown()),
+  webhookUrl: z.string().nullable(),
+  /** The reservation made at submission, settled on completion and released on failure or cancel. */
+  holdId: z.string(),
+  requestId: z.string(),
+  heldNanos: Nanos,
+});
+
+/** A worker took the job for one attempt; another worker may take it again once the lease has run out. */
+export const JobClaimed = z.object({
+  jobId: z.string(),
+  attempt: z.number().int().positive(),
+  leaseUntil: z.string(),
+});
+
+/** The provider accepted the work and gave its own id, polled from here on. */
+export const JobSubmitted = z.object({
+  jobId: z.string(),
+  attempt: z.number().int().positive(),
+  providerJobId: z.string(),
+});
+
+/** An attempt failed for a passing reason (network, 5xx, 429); the job is tried again from `retryAt`. */
+export const JobAttemptFailed = z.object({
+  jobId: z.string(),
+  attempt: z.number().int().positive(),
+  error: JobError,
+  retryAt: z.string(),
+});
+
+export const JobCompleted = z.object({
+  jobId: z.string(),
+  /** The stored result as a file (`files/{id}` in the API), absent for a transcription (its result is text). */
+  resultFileId: z.string().nullable(),
+  resultFilename: z.string().nullable(),
+  resultBytes: z.number().int().nonnegative().nullable(),
+  /** A transcription's transcript `{text, segments}`; other results are files. */
+  result: z.record(z.string(), z.unknown()).nullable(),
+  chargedNanos: Nanos,
+  units: z.number(),
+});
+
+export const JobFailed = z.object({
+  jobId: z.string(),
+  error: JobError,
+});
+
+/** Cancelled by the client before it finished; it reads as failed with error type `cancelled`. */
+export const JobCancelled = z.object({
+  jobId: z.string(),
+  /** Whether the provider's work was under way (and asked to stop). */
+  wasSubmitted: z.boolean(),
+});
+
+export const jobEventSchemas = {
+  JobQueued,
+  JobClaimed,
+  JobSubmitted,
+  JobAttemptFailed,
+  JobCompleted,
+  JobFailed,
+  JobCancelled,
+} as const;
+
+type Of<T extends keyof typeof jobEventSchemas> = { type: T; data: z.infer<(typeof jobEventSchemas)[T]> };
+export type JobEvent =
+  | Of<'JobQueued'>
+  | Of<'JobClaimed'>
+  | Of<'JobSubmitted'>
+  | Of<'JobAttemptFailed'>
+  | Of<'JobCompleted'>
+  | Of<'JobFailed'>
+  | Of<'JobCancelled'>;
+
+export const jobStream = (jobId: string) => `job-${jobId}`;

@@ -1,0 +1,107 @@
+import type { Projection, Sql } from '../types.ts';
+
+/**
+ * Jobs as the worker needs them: which are due for an attempt, which are being polled at a provider. The API's
+ * own view of one job is folded from the job's stream (read-your-writes); this table is for finding work.
+ */
+export const jobsProjection: Projection = {
+  name: 'jobs',
+  version: 1,
+  tables: {
+    jobs: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      job_id text PRIMARY KEY,
+      account_id text NOT NULL,
+      sub_account_id text,
+      modality text NOT NULL,
+      model text NOT NULL,
+      status text NOT NULL,
+      attempt integer NOT NULL DEFAULT 0,
+      lease_until timestamptz,
+      retry_at timestamptz,
+      provider_job_id text,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL
+    );
+    CREATE INDEX ON ${t} (status) WHERE status IN ('queued', 'processing')`,
+  },
+  canHandle: [
+    'JobQueued',
+    'JobClaimed',
+    'JobSubmitted',
+    'JobAttemptFailed',
+    'JobCompleted',
+    'JobFailed',
+    'JobCancelled',
+  ],
+  async evolve(sql, t, event, stored) {
+    const at = stored.occurredAt;
+    switch (event.type) {
+      case 'JobQueued': {
+        const d = event.data;
+        await sql.query(
+          `INSERT INTO ${t.jobs} (job_id, account_id, sub_account_id, modality, model, status, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6) ON CONFLICT (job_id) DO NOTHING`,
+          [d.jobId, d.accountId, d.subAccountId, d.modality, d.model, at],
+        );
+        return;
+      }
+      case 'JobClaimed':
+        await sql.query(
+          `UPDATE ${t.jobs} SET status = 'processing', attempt = $2, lease_until = $3, retry_at = NULL,
+             provider_job_id = NULL, updated_at = $4 WHERE job_id = $1`,
+          [event.data.jobId, event.data.attempt, event.data.leaseUntil, at],
+        );
+        return;
+      case 'JobSubmitted':
+        await sql.query(
+          `UPDATE ${t.jobs} SET provider_job_id = $2, lease_until = NULL, updated_at = $3 WHERE job_id = $1`,
+          [event.data.jobId, event.data.providerJobId, at],
+        );
+        return;
+      case 'JobAttemptFailed':
+        await sql.query(
+          `UPDATE ${t.jobs} SET status = 'queued', retry_at = $2, lease_until = NULL, provider_job_id = NULL,
+             updated_at = $3 WHERE job_id = $1`,
+          [event.data.jobId, event.data.retryAt, at],
+        );
+        return;
+      case 'JobCompleted':
+        return end(sql, `${t.jobs}`, event.data.jobId, 'completed', at);
+      case 'JobFailed':
+        return end(sql, `${t.jobs}`, event.data.jobId, 'failed', at);
+      case 'JobCancelled':
+        return end(sql, `${t.jobs}`, event.data.jobId, 'cancelled', at);
+      default:
+        return;
+    }
+  },
+};
+
+async function end(sql: Sql, table: string, jobId: string, status: string, at: Date): Promise<void> {
+  await sql.query(`UPDATE ${table} SET status = $2, lease_until = NULL, updated_at = $3 WHERE job_id = $1`, [
+    jobId,
+    status,
+    at,
+  ]);
+}
+
+export interface DueJob {
+  job_id: string;
+  status: 'queued' | 'processing';
+  provider_job_id: string | null;
+}
+
+/**
+ * Jobs a worker should look at now: queued ones past their retry time, claims whose lease ran out before the
+ * provider took the work, and submitted ones to poll. Oldest first.
+ */
+export async function dueJobs(sql: Sql, now: Date, limit = 50): Promise<DueJob[]> {
+  const { rows } = await sql.query<DueJob & Record<string, unknown>>(
+    `SELECT job_id, status, provider_job_id FROM jobs
+      WHERE (status = 'queued' AND (retry_at IS NULL OR retry_at <= $1))
+         OR (status = 'processing' AND (provider_job_id IS NOT NULL OR lease_until <= $1))
+      ORDER BY created_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows;
+}

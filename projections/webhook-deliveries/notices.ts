@@ -1,0 +1,125 @@
+import type { StoredEvent } from '../../events/envelope.ts';
+import type { GatewayEvent } from '../../events/index.ts';
+import type { WebhookEventTypeName } from '../../events/webhook.ts';
+
+/** A lifecycle event of an account, as its webhook will carry it. */
+export interface Notice {
+  accountId: string;
+  type: WebhookEventTypeName;
+  /** The WebhookEvent's `data`: snake_case, money in cents as numbers (exact to the nano-dollar). */
+  data: Record<string, unknown>;
+}
+
+const cents = (nanos: string) => Number(BigInt(nanos)) / 1e7;
+
+/** One delivery per source: the log event the notice comes from. */
+export const noticeSource = (stored: Pick<StoredEvent, 'id'>) => `event:${stored.id}`;
+
+/** The events that become account-level webhooks, mapped to their `type` and `data`; undefined for others. */
+export function noticeOf(event: GatewayEvent): Notice | undefined {
+  switch (event.type) {
+    case 'BalanceLowReached': {
+      const d = event.data;
+      return {
+        accountId: d.accountId,
+        type: 'balance.low',
+        data: {
+          account_id: d.accountId,
+          month: d.month,
+          balance_cents: cents(d.balanceNanos),
+          threshold_cents: cents(d.thresholdNanos),
+        },
+      };
+    }
+    case 'BalanceExhausted':
+      return {
+        accountId: event.data.accountId,
+        type: 'balance.exhausted',
+        data: {
+          account_id: event.data.accountId,
+          month: event.data.month,
+          balance_cents: cents(event.data.balanceNanos),
+        },
+      };
+    case 'TagUsageThresholdExceeded': {
+      const d = event.data;
+      return {
+        accountId: d.accountId,
+        type: 'usage.threshold.exceeded',
+        data: {
+          account_id: d.accountId,
+          month: d.month,
+          tag: d.tag,
+          cap_cents: cents(d.capNanos),
+          spent_cents: cents(d.spentNanos),
+          threshold_percent: d.thresholdPercent,
+        },
+      };
+    }
+    case 'SubAccountSpendExceeded': {
+      const d = event.data;
+      return {
+        accountId: d.accountId,
+        type: 'subaccount.spend.exceeded',
+        data: {
+          account_id: d.accountId,
+          sub_account_id: d.subAccountId,
+          spend_cap_cents: cents(d.capNanos),
+          spent_cents: cents(d.spentNanos),
+        },
+      };
+    }
+    case 'SubAccountCreated': {
+      const d = event.data;
+      return {
+        accountId: d.accountId,
+        type: 'subaccount.created',
+        data: {
+          account_id: d.accountId,
+          sub_account_id: d.subAccountId,
+          name: d.name,
+          external_ref: d.externalRef,
+          spend_cap_cents: cents(d.spendCapNanos),
+          rate_limit_rpm: d.rateLimitRpm,
+          default_tag: d.defaultTag,
+        },
+      };
+    }
+    case 'DailyUsageSummarized': {
+      const d = event.data;
+      return {
+        accountId: d.accountId,
+        type: 'usage.daily.summary',
+        data: {
+          account_id: d.accountId,
+          day: d.day,
+          requests: d.requests,
+          cost_cents: cents(d.costNanos),
+          units: d.units,
+        },
+      };
+    }
+    case 'WebhookSecretRotated':
+      return {
+        accountId: event.data.accountId,
+        type: 'key.rotated',
+        data: {
+          account_id: event.data.accountId,
+          key_id: event.data.keyId,
+          sub_account_id: event.data.subAccountId,
+        },
+      };
+    default:
+      return undefined;
+  }
+}
+
+export const NOTICE_TYPES = [
+  'BalanceLowReached',
+  'BalanceExhausted',
+  'TagUsageThresholdExceeded',
+  'SubAccountSpendExceeded',
+  'SubAccountCreated',
+  'DailyUsageSummarized',
+  'WebhookSecretRotated',
+] as const;

@@ -1,0 +1,410 @@
+import type pg from 'pg';
+import type { z } from 'zod';
+import { type BatchState, evolve, initialState, isSuccess } from '../../commands/batch/decide.ts';
+import { BatchCommands } from '../../commands/batch/handler.ts';
+import {
+  type BatchCreated,
+  type BatchEvent,
+  type BatchLineFinished,
+  batchStream,
+} from '../../events/batch.ts';
+import { parseAs } from '../../events/index.ts';
+import type { EventStore } from '../../events/store.ts';
+import { dueBatches } from '../../projections/batches/index.ts';
+import type { KeyHolder } from '../accounts/live-state.ts';
+import { type ChatDeps, completeChat } from '../chat/dispatch.ts';
+import { completionId } from '../chat/service.ts';
+import type { BlobStore } from '../files/blob-store.ts';
+import { type FilesService, fileBlobKey } from '../files/service.ts';
+import { describeError } from '../http/errors.ts';
+import { projectedUpTo } from '../projections/wait.ts';
+import { inputLines, parseInputLine, validateInput } from './input.ts';
+import { errorLine, finishedLines, lineRequestId, outputLine, resultFileId } from './output.ts';
+
+export interface BatchWorkerOptions {
+  pool: pg.Pool;
+  store: EventStore;
+  blobs: BlobStore;
+  files: FilesService;
+  chat: ChatDeps;
+  clock: () => Date;
+  log: (line: string) => void;
+  /** How often the worker looks for due batches. */
+  intervalMs: number;
+  /** Lines of one batch in flight at once on this gateway. */
+  concurrency: number;
+}
+
+/** Lines of one batch in flight at once per gateway: GATEWAY_BATCH_CONCURRENCY, else 4. */
+export function batchConcurrency(env: NodeJS.ProcessEnv): number {
+  const given = Number(env.GATEWAY_BATCH_CONCURRENCY);
+  return Number.isSafeInteger(given) && given > 0 ? Math.min(given, 64) : 4;
+}
+
+/** How often a running batch looks whether it was cancelled. */
+const CANCEL_POLL_MS = 200;
+const NEVER = new AbortController().signal;
+
+const UNRUN = {
+  expired: {
+    code: 'batch_expired',
+    message: 'This request could not be executed before the completion window expired.',
+  },
+  cancelled: {
+    code: 'batch_cancelled',
+    message: 'This request was not executed because the batch was cancelled.',
+  },
+} as const;
+
+/**
+ * Works batches from the `batches` read model: validates the input file, runs each line through the chat
+ * service at the batch price, records every finished line as an event, and writes the output and error files.
+ * One instance at a time works a batch: it holds a PostgreSQL advisory lock on the batch for as long as it works
+ * it, and the lock goes with its connection if the instance dies. A restart resumes from the recorded lines.
+ */
+export class BatchWorker {
+  private readonly commands: BatchCommands;
+  private readonly controller = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly options: BatchWorkerOptions) {
+    this.commands = new BatchCommands(options.store);
+  }
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  /** Stops taking lines; the lines in flight finish and are recorded before this resolves. */
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      await sleep(this.options.intervalMs, signal);
+      if (signal.aborted) return;
+      try {
+        for (const batchId of await dueBatches(this.options.pool, 20)) {
+          if (signal.aborted) return;
+          await this.tryWork(batchId);
+        }
+      } catch (error) {
+        this.options.log(`batch worker failed: ${String(error)}`);
+      }
+    }
+  }
+
+  private async tryWork(batchId: string): Promise<void> {
+    const client = await this.options.pool.connect();
+    try {
+      const { rows } = await client.query<{ held: boolean }>(
+        `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.batch.' || $1)) AS held`,
+        [batchId],
+      );
+      if (!rows[0]?.held) return; // another instance works it
+      try {
+        await this.work(batchId);
+      } finally {
+        await client.query(`SELECT pg_advisory_unlock(hashtext(current_schema() || '.batch.' || $1))`, [
+          batchId,
+        ]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  private async load(batchId: string): Promise<BatchState> {
+    let state = initialState();
+    for (let from = 0; ; ) {
+      const page = await this.options.store.readStream(batchStream(batchId), {
+        fromRevision: from,
+        maxCount: 1000,
+      });
+      for (const stored of page) {
+        const event = parseAs<BatchEvent>(stored);
+        if (event) state = evolve(state, event);
+        from = stored.revision + 1;
+      }
+      if (page.length < 1000) return state;
+    }
+  }
+
+  private expired(batch: z.infer<typeof BatchCreated>): boolean {
+    return this.options.clock().getTime() >= Date.parse(batch.expiresAt);
+  }
+
+  private async work(batchId: string): Promise<void> {
+    let state = await this.load(batchId);
+    const batch = state.created;
+    if (!batch) return;
+    if (state.status === 'validating') {
+      if (this.expired(batch)) return this.conclude(batchId, 'expired');
+      const validation = await validateInput(
+        () => this.options.blobs.read(fileBlobKey(batch.inputFileId)),
+        batch.endpoint,
+      );
+      await this.commands.handle(
+        batchId,
+        validation.ok
+          ? { type: 'RecordValidation', total: validation.total, invalid: validation.invalid }
+          : { type: 'FailValidation', errors: validation.errors },
+        this.context(),
+      );
+      state = await this.load(batchId);
+    }
+    if (state.status === 'queued' || state.status === 'in_progress') {
+      if (this.expired(batch)) return this.conclude(batchId, 'expired');
+      const started = await this.commands.handle(batchId, { type: 'StartBatch' }, this.context());
+      const ran = await this.runLines(batchId, started.state, started.checkpoint);
+      if (ran === 'stopped') return;
+      state = await this.load(batchId);
+      if (state.status === 'cancelling') return this.conclude(batchId, 'cancelled');
+      if (ran === 'expired') return this.conclude(batchId, 'expired');
+      await this.commands.handle(batchId, { type: 'Finalize' }, this.context());
+      return this.conclude(batchId, 'completed');
+    }
+    if (state.status === 'finalizing') return this.conclude(batchId, 'completed');
+    if (state.status === 'cancelling') return this.conclude(batchId, 'cancelled');
+  }
+
+  /**
+   * Runs the lines without a recorded result, `concurrency` at a time. On a resumed take, a line that was
+   * charged but whose result was never recorded (the gateway stopped between the two) is recorded as failed
+   * rather than run and charged again.
+   */
+  private async runLines(
+    batchId: string,
+    state: BatchState,
+    startCheckpoint: string | undefined,
+  ): Promise<'done' | 'stopped' | 'cancelled' | 'expired'> {
+    const batch = state.created as z.infer<typeof BatchCreated>;
+    // An input file deleted since validation leaves its unrun lines unrunnable: they are counted failed.
+    if ((await this.options.blobs.size(fileBlobKey(batch.inputFileId))) === undefined) return 'done';
+    const billed = state.takes > 1 ? await this.billedLines(batch, startCheckpoint) : new Set<number>();
+    if (billed === undefined) return 'stopped';
+    const auth: KeyHolder = {
+      keyId: batch.keyId,
+      accountId: batch.accountId,
+      keyHash: '',
+      subAccountId: batch.subAccountId,
+    };
+    const inFlight = new Set<Promise<void>>();
+    let checkedAt = 0;
+    let outcome: 'done' | 'stopped' | 'cancelled' | 'expired' = 'done';
+    const halt = async (): Promise<typeof outcome | undefined> => {
+      if (this.controller.signal.aborted) return 'stopped';
+      if (this.expired(batch)) return 'expired';
+      if (Date.now() - checkedAt >= CANCEL_POLL_MS) {
+        checkedAt = Date.now();
+        const { rows } = await this.options.pool.query<{ status: string }>(
+          'SELECT status FROM batches WHERE batch_id = $1',
+          [batchId],
+        );
+        if (rows[0]?.status === 'cancelling') return 'cancelled';
+      }
+      return undefined;
+    };
+    const seen = new Set<string>();
+    for await (const { line, text } of inputLines(this.options.blobs.read(fileBlobKey(batch.inputFileId)))) {
+      const parsed = parseInputLine(line, text, batch.endpoint, seen);
+      if (!parsed.valid || state.finished.has(line)) continue;
+      if (billed.has(line)) {
+        await this.record(batchId, {
+          batchId,
+          line,
+          customId: parsed.customId,
+          requestId: lineRequestId(batchId, line),
+          statusCode: 500,
+          body: null,
+          error: {
+            code: 'result_lost',
+            message:
+              'The gateway stopped after this request was charged and before its response was recorded; it was not run again.',
+          },
+          costNanos: '0',
+        });
+        continue;
+      }
+      while (inFlight.size >= this.options.concurrency) await Promise.race(inFlight);
+      const stop = await halt();
+      if (stop) {
+        outcome = stop;
+        break;
+      }
+      const running: Promise<void> = this.runLine(batchId, batch, auth, line, parsed.customId, parsed.body)
+        .catch((error) => this.options.log(`batch ${batchId} line ${line} failed: ${String(error)}`))
+        .finally(() => inFlight.delete(running));
+      inFlight.add(running);
+    }
+    await Promise.all(inFlight);
+    return outcome;
+  }
+
+  private async runLine(
+    batchId: string,
+    batch: z.infer<typeof BatchCreated>,
+    auth: KeyHolder,
+    line: number,
+    customId: string,
+    body: Parameters<typeof completeChat>[2],
+  ): Promise<void> {
+    const requestId = lineRequestId(batchId, line);
+    let result: Pick<z.infer<typeof BatchLineFinished>, 'statusCode' | 'body' | 'costNanos'>;
+    try {
+      // Not stopped by a shutdown: a line in flight finishes and is recorded, so it is never paid for twice.
+      const served = await completeChat(this.options.chat, auth, body, requestId, batch.tag, NEVER, 'batch');
+      result = {
+        statusCode: 200,
+        body: { ...served.completion, id: served.completion.id ?? completionId() },
+        costNanos: served.costNanos.toString(),
+      };
+    } catch (error) {
+      const described = describeError(error);
+      result = { statusCode: described.status, body: described.body, costNanos: '0' };
+    }
+    await this.record(batchId, { batchId, line, customId, requestId, error: null, ...result });
+  }
+
+  private async record(batchId: string, line: z.infer<typeof BatchLineFinished>): Promise<void> {
+    await this.commands.handle(batchId, { type: 'RecordLine', line }, this.context());
+  }
+
+  /**
+   * Lines of this batch already charged, from the `charges` read model once it has caught up with this take's
+   * start (every charge of an earlier take was committed before it); undefined when it has not caught up yet.
+   */
+  private async billedLines(
+    batch: z.infer<typeof BatchCreated>,
+    startCheckpoint: string | undefined,
+  ): Promise<Set<number> | undefined> {
+    if (startCheckpoint === undefined) return undefined;
+    const caughtUp = await projectedUpTo(
+      this.options.pool,
+      this.options.store,
+      'balances',
+      startCheckpoint,
+      30_000,
+    );
+    if (!caughtUp) return undefined;
+    const prefix = lineRequestId(batch.batchId, 0).slice(0, -1);
+    const { rows } = await this.options.pool.query<{ request_id: string }>(
+      `SELECT DISTINCT request_id FROM charges WHERE account_id = $1 AND kind = 'settled' AND starts_with(request_id, $2)`,
+      [batch.accountId, prefix],
+    );
+    return new Set(rows.map((row) => Number(row.request_id.slice(prefix.length))));
+  }
+
+  /** Writes the output and error files from the recorded lines, then the batch's last event. */
+  private async conclude(batchId: string, as: 'completed' | 'expired' | 'cancelled'): Promise<void> {
+    const state = await this.load(batchId);
+    const batch = state.created as z.infer<typeof BatchCreated>;
+    const { store, blobs } = this.options;
+    const outputId = resultFileId(batchId, 'output');
+    const errorId = resultFileId(batchId, 'error');
+    let completed = 0;
+    let failed = 0;
+    const output = await this.writeFile(outputId, async function* () {
+      for await (const line of finishedLines(store, batchId)) {
+        if (line.error || !isSuccess(line.statusCode)) continue;
+        completed += 1;
+        yield outputLine(batchId, line);
+      }
+    });
+    const unrun = as === 'completed' ? undefined : UNRUN[as];
+    const errors = await this.writeFile(errorId, async function* () {
+      for (const invalid of state.invalid) {
+        failed += 1;
+        yield errorLine(batchId, invalid.line, invalid.customId, {
+          code: 'invalid_request',
+          message: invalid.message,
+        });
+      }
+      for await (const line of finishedLines(store, batchId)) {
+        if (!line.error && isSuccess(line.statusCode)) continue;
+        failed += 1;
+        yield outputLine(batchId, line);
+      }
+      if (!unrun || state.total === 0 || (await blobs.size(fileBlobKey(batch.inputFileId))) === undefined)
+        return;
+      const seen = new Set<string>();
+      for await (const { line, text } of inputLines(blobs.read(fileBlobKey(batch.inputFileId)))) {
+        const parsed = parseInputLine(line, text, batch.endpoint, seen);
+        if (!parsed.valid || state.finished.has(line)) continue;
+        failed += 1;
+        yield errorLine(batchId, line, parsed.customId, unrun);
+      }
+    });
+    const owner = { accountId: batch.accountId, subAccountId: batch.subAccountId };
+    for (const [fileId, bytes, kind] of [
+      [outputId, output, 'output'],
+      [errorId, errors, 'error'],
+    ] as const) {
+      if (!bytes) continue;
+      await this.options.files.record({
+        fileId,
+        ...owner,
+        filename: `${batchId}_${kind}.jsonl`,
+        bytes: bytes.bytes,
+        purpose: 'batch_output',
+        sha256: bytes.sha256,
+        blobKey: fileBlobKey(fileId),
+        contentType: 'application/jsonl',
+        batchId,
+      });
+    }
+    await this.commands.handle(
+      batchId,
+      {
+        type: 'Conclude',
+        as,
+        outcome: {
+          outputFileId: output ? outputId : null,
+          errorFileId: errors ? errorId : null,
+          completed,
+          // Every line is in one file or the other: invalid, failed, expired or cancelled lines count as failed.
+          failed: Math.max(failed, state.total - completed),
+        },
+      },
+      this.context(),
+    );
+  }
+
+  /** Streams lines into a blob; undefined (and nothing kept) when there was no line. */
+  private async writeFile(
+    fileId: string,
+    lines: () => AsyncGenerator<string>,
+  ): Promise<{ bytes: number; sha256: string } | undefined> {
+    let count = 0;
+    const body = async function* () {
+      for await (const line of lines()) {
+        count += 1;
+        yield Buffer.from(`${line}\n`);
+      }
+    };
+    const stored = await this.options.blobs.write(fileBlobKey(fileId), body());
+    if (count > 0) return stored;
+    await this.options.blobs.remove(fileBlobKey(fileId));
+    return undefined;
+  }
+
+  private context() {
+    return { now: this.options.clock() };
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

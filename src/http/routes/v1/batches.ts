@@ -1,0 +1,49 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import type { BatchService } from '../../../batches/service.ts';
+import { isValidTag, requestTag } from '../../../chat/request.ts';
+import { ApiError } from '../../errors.ts';
+
+const Id = z.object({ id: z.string().min(1).max(200) });
+const CreateBatch = z.object({
+  input_file_id: z.string().min(1),
+  endpoint: z.literal('/v1/chat/completions', {
+    error: 'only /v1/chat/completions is supported for batches',
+  }),
+  completion_window: z.literal('24h', { error: 'only 24h is supported' }),
+  // OpenAI's bounds: at most 16 pairs, keys up to 64 characters, values up to 512.
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys')
+    .nullable()
+    .optional(),
+});
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  after: z.string().min(1).optional(),
+});
+
+/** OpenAI's Batch API over the chat-completions endpoint, at half price. */
+export const batchesRoutes =
+  (batches: BatchService, live: LiveAccounts): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post('/batches', { schema: { body: CreateBatch } }, (request) => {
+      const tagHeader = request.headers['x-gw-tag'];
+      if (!isValidTag(tagHeader)) {
+        throw new ApiError(400, 'invalid_request_error', "'x-gw-tag': 1 to 128 printable characters");
+      }
+      const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
+      const tag = requestTag(tagHeader, sub?.defaultTag ?? null);
+      return batches.create(request.auth, request.body, tag, request.id);
+    });
+    app.get('/batches', { schema: { querystring: ListQuery } }, (request) =>
+      batches.list(request.auth, request.query),
+    );
+    app.get('/batches/:id', { schema: { params: Id } }, (request) =>
+      batches.get(request.auth, request.params.id),
+    );
+    app.post('/batches/:id/cancel', { schema: { params: Id } }, (request) =>
+      batches.cancel(request.auth, request.params.id, request.id),
+    );
+  };

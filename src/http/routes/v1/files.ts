@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { StoredFilePurpose } from '../../../../events/file.ts';
+import type { FilesService } from '../../../files/service.ts';
+import { ApiError } from '../../errors.ts';
+
+const Id = z.object({ id: z.string().min(1).max(200) });
+const ListQuery = z.object({
+  purpose: StoredFilePurpose.optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).default(10_000),
+  after: z.string().min(1).optional(),
+  order: z.enum(['asc', 'desc']).default('desc'),
+});
+
+/** OpenAI's Files API: multipart upload, list, retrieve, delete, and the raw bytes. */
+export const filesRoutes =
+  (files: FilesService): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post('/files', async (request) => {
+      if (!request.isMultipart()) {
+        throw new ApiError(
+          400,
+          'invalid_request_error',
+          "'file': send multipart/form-data with file and purpose",
+        );
+      }
+      return files.upload(request);
+    });
+    app.get('/files', { schema: { querystring: ListQuery } }, (request) =>
+      files.list(request.auth, request.query),
+    );
+    app.get('/files/:id', { schema: { params: Id } }, (request) =>
+      files.get(request.auth, request.params.id),
+    );
+    app.delete('/files/:id', { schema: { params: Id } }, (request) =>
+      files.delete(request.auth, request.params.id, request.id),
+    );
+    app.get('/files/:id/content', { schema: { params: Id } }, async (request, reply) => {
+      const content = await files.content(request.auth, request.params.id);
+      return reply
+        .header('content-type', content.contentType)
+        .header('content-length', String(content.bytes))
+        .send(content.body);
+    });
+  };

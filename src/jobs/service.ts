@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import type { JobCommands } from '../../commands/job/handler.ts';
+import { parseAs } from '../../events/index.ts';
+import type { JobEvent, JobQueued } from '../../events/job.ts';
+import { jobStream } from '../../events/job.ts';
+import type { EventStore } from '../../events/store.ts';
+import type { KeyHolder } from '../accounts/live-state.ts';
+import { type PriceLine, priceCharge } from '../billing/charge.ts';
+import type { Hold, Spending } from '../billing/spending.ts';
+import { endpointOf } from '../catalog/capabilities.ts';
+import { providerEnv } from '../catalog/env.ts';
+import type { Catalog, CatalogModel } from '../catalog/types.ts';
+import { ApiError } from '../http/errors.ts';
+import type { RequestContext } from '../modalities/dispatch.ts';
+import { findModel } from '../modalities/extra-models.ts';
+import type { ModalityUpstream } from '../modalities/types.ts';
+import { modalityUpstream } from '../modalities/upstream.ts';
+import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
+import { checkWebhookUrl } from '../webhooks/url.ts';
+import type { JobKind } from './kinds.ts';
+import type { JobAdapter, JobInput } from './types.ts';
+
+/** A job's hold outlives any provider's render time and the worker's retries. */
+export const JOB_HOLD_TTL_MS = 48 * 3600 * 1000;
+
+export interface JobsDeps {
+  store: EventStore;
+  commands: JobCommands;
+  spending: Spending;
+  catalog: Catalog;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  clock: () => Date;
+}
+
+export type QueuedJob = z.infer<typeof JobQueued>;
+
+/** A job as folded from its stream: the submission and every step since. */
+export interface JobHistory {
+  queued: QueuedJob;
+  events: { event: JobEvent; at: Date }[];
+}
+
+export interface Target {
+  model: CatalogModel;
+  upstream: ModalityUpstream;
+  adapter: JobAdapter;
+}
+
+/** The model a job names (or the kind's default), with where to reach it; refusals name what to do. */
+export function resolveJobModel(
+  deps: Pick<JobsDeps, 'catalog' | 'env' | 'timeoutMs'>,
+  kind: JobKind,
+  id: string | undefined,
+): Target {
+  const name = id ?? kind.defaultModel;
+  const model = findModel(deps.catalog, name);
+  if (!model) {
+    throw new ApiError(
+      404,
+      'model_not_found',
+      `The model '${name}' does not exist; see GET /v1/models?modality=${kind.modality}`,
+    );
+  }
+  if (model.modality !== (kind.catalogModality ?? kind.modality)) {
+    const right = endpointOf(model.capabilities);
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${model.id} is not a ${kind.modality} model; call it with ${right.method} ${right.path}`,
+    );
+  }
+  const refusal = kind.refuse?.(model);
+  if (refusal) throw new ApiError(400, 'invalid_request_error', `'model': ${model.id} ${refusal}`);
+  const adapter = kind.adapters[model.provider];
+  if (!adapter) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': no adapter speaks ${model.provider}'s ${kind.modality} API yet`,
+    );
+  }
+  if (model.prices.perUnitNanos?.[kind.unit] === undefined) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${model.id} has no ${kind.unit} price, so it cannot be billed`,
+    );
+  }
+  const upstream = modalityUpstream(model, deps.env, deps.timeoutMs);
+  if (!upstream) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      `'model': ${model.id} is not available on this gateway (set ${providerEnv(model.provider).keyVars.join(' or ')})`,
+    );
+  }
+  return { model, upstream, adapter };
+}
+
+/** The price lines of `units` of the kind's unit on the model. */
+export function unitLines(model: CatalogModel, unit: string, units: number): PriceLine[] {
+  const price = model.prices.perUnitNanos?.[unit] ?? 0n;
+  return [{ item: unit, quantity: units, unitPriceNanosPerMillion: price * 1_000_000n }];
+}
+
+/** Accepts a job: checks it, holds its worst case, and queues it. The worker takes it from there. */
+export async function submitJob(
+  deps: JobsDeps,
+  context: RequestContext,
+  kind: JobKind,
+  body: JobInput & { model?: string; webhook_url?: string },
+): Promise<JobAccepted> {
+  const target = resolveJobModel(deps, kind, body.model);
+  if (body.webhook_url) await checkWebhookUrl(body.webhook_url, deps.env);
+  if (body.image_url) {
+    try {
+      await checkRemoteUrl(body.image_url, allowPrivateUrls(deps.env));
+    } catch (error) {
+      if (error instanceof UrlRefused)
+        throw new ApiError(400, 'invalid_request_error', `'image_url': ${error.message}`);
+      throw error;
+    }
+  }
+  const { model: _model, webhook_url: webhookUrl, ...input } = body;
+  return queueJob(deps, context, kind, target, newJobId(), input, webhookUrl);
+}
+
+export interface JobAccepted {
+  id: string;
+  status: 'queued';
+  object: 'job';
+}
+
+export const newJobId = () => `job_${randomUUID().replaceAll('-', '')}`;
+
+/** Holds the job's worst case and records it queued; a failure to record releases the hold. */
+export async function queueJob(
+  deps: JobsDeps,
+  context: RequestContext,
+  kind: JobKind,
+  target: Target,
+  jobId: string,
+  input: JobInput,
+  webhookUrl: string | undefined,
+): Promise<JobAccepted> {
+  const worst = priceCharge(linesOf(kind, target.model, kind.unitsFor(input, target.model))).chargedNanos;
+  const hold = await deps.spending.reserve(context.auth, {
+    requestId: context.requestId,
+    tag: context.tag,
+    minNanos: worst,
+    maxNanos: worst,
+    ttlMs: JOB_HOLD_TTL_MS,
+  });
+  try {
+    await deps.commands.handle(
+      jobId,
+      {
+        type: 'QueueJob',
+        job: {
+          jobId,
+          accountId: context.auth.accountId,
+          subAccountId: context.auth.subAccountId,
+          keyId: context.auth.keyId,
+          tag: context.tag,
+          modality: kind.modality,
+          model: target.model.id,
+          provider: target.model.provider,
+          input: input as Record<string, unknown>,
+          webhookUrl: webhookUrl ?? null,
+          holdId: hold.holdId,
+          requestId: context.requestId,
+          heldNanos: hold.grantedNanos.toString(),
+        },
+      },
+      { now: deps.clock(), correlationId: context.requestId },
+    );
+  } catch (error) {
+    await deps.spending.release(hold, 'failed');
+    throw error;
+  }
+  return { id: jobId, status: 'queued', object: 'job' };
+}
+
+/** What `units` of the job cost on the model: the kind's own rule, or units × the per-unit price. */
+export function linesOf(kind: JobKind, model: CatalogModel, units: number): PriceLine[] {
+  return kind.lines?.(model, units) ?? unitLines(model, kind.unit, units);
+}
+
+/** The job's stream, folded; undefined when there is no such job. */
+export async function readJob(store: EventStore, jobId: string): Promise<JobHistory | undefined> {
+  if (!/^job_[0-9a-f]{32}$/.test(jobId)) return undefined;
+  const stored = await store.readStream(jobStream(jobId));
+  const events = stored.flatMap((s) => {
+    const event = parseAs<JobEvent>(s);
+    return event ? [{ event, at: s.occurredAt }] : [];
+  });
+  const first = events[0]?.event;
+  if (first?.type !== 'JobQueued') return undefined;
+  return { queued: first.data, events };
+}
+
+/** Whether the key may see the job: the account's main key sees all its jobs, a sub-account key only its own. */
+export function mayRead(auth: KeyHolder, job: QueuedJob): boolean {
+  if (auth.accountId !== job.accountId) return false;
+  return auth.subAccountId === null || auth.subAccountId === job.subAccountId;
+}
+
+/** The hold a job made at submission, as the ledger knows it, with the scopes it is charged against now. */
+export function holdOf(spending: Spending, job: QueuedJob): Hold {
+  const holder: KeyHolder = {
+    keyId: job.keyId,
+    accountId: job.accountId,
+    keyHash: '',
+    subAccountId: job.subAccountId,
+  };
+  return {
+    holdId: job.holdId,
+    requestId: job.requestId,
+    grantedNanos: BigInt(job.heldNanos),
+    accountId: job.accountId,
+    limits: spending.limits(holder, job.tag),
+  };
+}

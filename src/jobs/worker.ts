@@ -1,0 +1,286 @@
+import type pg from 'pg';
+import type { z } from 'zod';
+import { DomainError } from '../../commands/errors.ts';
+import type { JobError } from '../../events/job.ts';
+import { dueJobs } from '../../projections/jobs/index.ts';
+import { priceCharge } from '../billing/charge.ts';
+import type { BlobStore } from '../files/blob-store.ts';
+import type { FilesService } from '../files/service.ts';
+import { ApiError } from '../http/errors.ts';
+import { contentTypeOf } from '../media/signed-urls.ts';
+import { allowPrivateUrls } from '../net/url-guard.ts';
+import { UpstreamError } from '../providers/errors.ts';
+import { JOB_KINDS, type JobKind } from './kinds.ts';
+import {
+  holdOf,
+  type JobHistory,
+  type JobsDeps,
+  linesOf,
+  readJob,
+  resolveJobModel,
+  type Target,
+} from './service.ts';
+import type { JobCall, JobInput, JobOutput } from './types.ts';
+
+export interface JobWorkerDeps extends JobsDeps {
+  pool: pg.Pool;
+  blobs: BlobStore;
+  log: (line: string) => void;
+  /** Kinds beyond the generation endpoints' own (async transcription). */
+  extraKinds?: Readonly<Record<string, JobKind>>;
+  /** Lists job results in the Files API. */
+  files?: Pick<FilesService, 'record'>;
+  /** Called once a job has ended (completed, failed or cancelled), for its webhook. */
+  onEnded?: (jobId: string) => Promise<void>;
+}
+
+/** How long a claim keeps other workers off a job that has not reached its provider yet. */
+const LEASE_MS = 10 * 60 * 1000;
+const MAX_ATTEMPTS = 3;
+const RETRY_BASE_MS = 30_000;
+const CONCURRENCY = 4;
+
+const asJobError = (error: unknown): z.infer<typeof JobError> => {
+  if (error instanceof ApiError) return { message: error.message, type: error.type, code: error.status };
+  if (error instanceof UpstreamError) {
+    const timeout = error.failure === 'timeout';
+    return {
+      message: `The provider failed the job: ${error.message}`,
+      type: timeout ? 'timeout_error' : 'provider_error',
+      code: timeout ? 504 : 502,
+    };
+  }
+  return { message: 'The job failed inside the gateway', type: 'api_error', code: 500 };
+};
+
+/**
+ * Works the jobs the read model says are due: claims a queued job (an event, so one worker wins), submits it to
+ * its provider, polls submitted ones, and on completion stores the result, settles the hold and records the end.
+ * The settlement comes before the completion event, so a crash between them repeats a settle (idempotent) rather
+ * than leaving a finished job unbilled.
+ */
+export class JobWorker {
+  private readonly busy = new Set<string>();
+  constructor(private readonly deps: JobWorkerDeps) {}
+
+  private kind(modality: string): JobKind | undefined {
+    return (JOB_KINDS as Record<string, JobKind>)[modality] ?? this.deps.extraKinds?.[modality];
+  }
+
+  /** One pass over due work; resolves once every job it started has taken its step. */
+  async tick(): Promise<void> {
+    const due = await dueJobs(this.deps.pool, this.deps.clock());
+    const work = due.filter((job) => !this.busy.has(job.job_id));
+    for (let i = 0; i < work.length; i += CONCURRENCY) {
+      await Promise.all(
+        work.slice(i, i + CONCURRENCY).map(async (job) => {
+          this.busy.add(job.job_id);
+          try {
+            await this.step(job.job_id);
+          } catch (error) {
+            this.deps.log(`job ${job.job_id}: ${String(error)}`);
+          } finally {
+            this.busy.delete(job.job_id);
+          }
+        }),
+      );
+    }
+  }
+
+  private context() {
+    return { now: this.deps.clock() };
+  }
+
+  private async step(jobId: string): Promise<void> {
+    const history = await readJob(this.deps.store, jobId);
+    if (!history) return;
+    const kind = this.kind(history.queued.modality);
+    if (!kind) return;
+    const state = latest(history);
+    if (state.ended) return;
+    let target: Target;
+    try {
+      target = resolveJobModel(this.deps, kind, history.queued.model);
+    } catch (error) {
+      await this.fail(history, asJobError(error));
+      return;
+    }
+    const call: JobCall = {
+      upstream: target.upstream,
+      input: history.queued.input as JobInput,
+      signal: AbortSignal.timeout(15 * 60 * 1000),
+      allowPrivateUrls: allowPrivateUrls(this.deps.env),
+      blobs: this.deps.blobs,
+    };
+    if (state.providerJobId) {
+      await this.poll(history, kind, target, call, state.providerJobId);
+      return;
+    }
+    const claim = await this.deps.commands
+      .handle(
+        jobId,
+        { type: 'ClaimJob', now: this.deps.clock(), leaseMs: LEASE_MS, maxAttempts: MAX_ATTEMPTS },
+        this.context(),
+      )
+      .catch((error) => {
+        if (error instanceof DomainError) return undefined; // another worker took it, or it ended
+        throw error;
+      });
+    const claimed = claim?.events.find((e) => e.type === 'JobClaimed');
+    if (!claimed) {
+      if (claim?.events.some((e) => e.type === 'JobFailed')) await this.ended(history, 'failed');
+      return;
+    }
+    const attempt = claimed.data.attempt;
+    try {
+      const submission = await target.adapter.submit(call);
+      if (submission.kind === 'done') {
+        await this.complete(history, kind, target, submission.output);
+        return;
+      }
+      await this.deps.commands.handle(
+        jobId,
+        { type: 'RecordSubmission', attempt, providerJobId: submission.providerJobId },
+        this.context(),
+      );
+    } catch (error) {
+      if (error instanceof DomainError) return; // cancelled while the provider was being asked
+      if (error instanceof UpstreamError && error.retryable) {
+        const retryAt = new Date(this.deps.clock().getTime() + RETRY_BASE_MS * 2 ** (attempt - 1));
+        await this.deps.commands
+          .handle(
+            jobId,
+            { type: 'RecordAttemptFailure', attempt, error: asJobError(error), retryAt },
+            this.context(),
+          )
+          .catch(ignoreConflict);
+        return;
+      }
+      await this.fail(history, asJobError(error));
+    }
+  }
+
+  private async poll(
+    history: JobHistory,
+    kind: JobKind,
+    target: Target,
+    call: JobCall,
+    providerJobId: string,
+  ) {
+    if (!target.adapter.poll) return;
+    let poll: Awaited<ReturnType<NonNullable<typeof target.adapter.poll>>>;
+    try {
+      poll = await target.adapter.poll(call, providerJobId);
+    } catch (error) {
+      // A passing failure is polled again on the next pass; a refusal ends the job.
+      if (error instanceof UpstreamError && error.retryable) return;
+      await this.fail(history, asJobError(error));
+      return;
+    }
+    if (poll.kind === 'pending') return;
+    if (poll.kind === 'failed') {
+      await this.fail(history, {
+        message: `The provider failed the job: ${poll.message}`,
+        type: 'provider_error',
+        code: 502,
+      });
+      return;
+    }
+    await this.complete(history, kind, target, poll.output);
+  }
+
+  private async complete(
+    history: JobHistory,
+    kind: JobKind,
+    target: Target,
+    output: JobOutput,
+  ): Promise<void> {
+    const job = history.queued;
+    let stored: { filename: string; bytes: number } | undefined;
+    if (output.file) {
+      const { filename } = output.file;
+      const blobKey = `jobs/${job.jobId}/${filename}`;
+      const { bytes, sha256 } = await this.deps.blobs.write(blobKey, output.file.body);
+      stored = { filename, bytes };
+      // Listed in the Files API as the job owner's file (recording it again after a crash is a no-op).
+      await this.deps.files?.record({
+        fileId: resultFileId(job.jobId),
+        accountId: job.accountId,
+        subAccountId: job.subAccountId,
+        filename,
+        bytes,
+        purpose: 'job_output',
+        sha256,
+        blobKey,
+        contentType: contentTypeOf(filename),
+        batchId: null,
+      });
+    }
+    // A job cancelled meanwhile keeps its released hold: the client asked not to pay for it.
+    const now = await readJob(this.deps.store, job.jobId);
+    if (!now || latest(now).ended) return;
+    const charge = priceCharge(linesOf(kind, target.model, output.units));
+    await this.deps.spending.settle(holdOf(this.deps.spending, job), {
+      actualNanos: charge.chargedNanos,
+      model: target.model.id,
+      provider: target.model.provider,
+      charge,
+      usageReported: output.unitsReported,
+      units: output.units,
+    });
+    const completed = await this.deps.commands
+      .handle(
+        job.jobId,
+        {
+          type: 'CompleteJob',
+          resultFileId: stored ? resultFileId(job.jobId) : null,
+          resultFilename: stored?.filename ?? null,
+          resultBytes: stored?.bytes ?? null,
+          result: output.result ?? null,
+          chargedNanos: charge.chargedNanos,
+          units: output.units,
+        },
+        this.context(),
+      )
+      .catch(ignoreConflict);
+    if (completed) await this.ended(history, 'completed');
+  }
+
+  private async fail(history: JobHistory, error: z.infer<typeof JobError>): Promise<void> {
+    const decision = await this.deps.commands.handle(
+      history.queued.jobId,
+      { type: 'FailJob', error },
+      this.context(),
+    );
+    if (decision.events.length === 0) return;
+    await this.deps.spending.release(holdOf(this.deps.spending, history.queued), 'failed');
+    await this.ended(history, 'failed');
+  }
+
+  private async ended(history: JobHistory, _how: string): Promise<void> {
+    if (history.queued.webhookUrl) await this.deps.onEnded?.(history.queued.jobId);
+  }
+}
+
+/** The file id a job's result is listed under in the Files API. */
+export function resultFileId(jobId: string): string {
+  return `file-${jobId.replace(/^job_/, 'job')}`;
+}
+
+function ignoreConflict(error: unknown): undefined {
+  if (error instanceof DomainError) return undefined;
+  throw error;
+}
+
+/** Where a job stands: whether it ended, and the provider's id of the current attempt. */
+export function latest(history: JobHistory): { ended: boolean; providerJobId: string | null } {
+  let ended = false;
+  let providerJobId: string | null = null;
+  for (const { event } of history.events) {
+    if (event.type === 'JobClaimed' || event.type === 'JobAttemptFailed') providerJobId = null;
+    if (event.type === 'JobSubmitted') providerJobId = event.data.providerJobId;
+    if (event.type === 'JobCompleted' || event.type === 'JobFailed' || event.type === 'JobCancelled')
+      ended = true;
+  }
+  return { ended, providerJobId };
+}

@@ -1,0 +1,155 @@
+import type { KeyHolder } from '../../accounts/live-state.ts';
+import { priceCharge } from '../../billing/charge.ts';
+import type { Hold, Spending } from '../../billing/spending.ts';
+import type { CatalogModel } from '../../catalog/types.ts';
+import { ApiError } from '../../http/errors.ts';
+import { audioLine, costOfSeconds, MIN_SLICE_SECONDS, SLICE_SECONDS, secondsCoveredBy } from './pricing.ts';
+
+/** The next slice is reserved when the audio comes this close to the end of what is held. */
+export const LEAD_MS = 10_000;
+
+interface Slice {
+  hold: Hold;
+  fromMs: number;
+  toMs: number;
+}
+
+export interface AudioHoldsOptions {
+  spending: Spending;
+  auth: KeyHolder;
+  requestId: string;
+  tag: string | null;
+  model: CatalogModel;
+  /** Nano-dollars per million seconds. */
+  unitPrice: bigint;
+  /** Whether durations come from the provider (compressed audio) rather than from the bytes counted. */
+  usageReported: boolean;
+  log: (error: unknown, message: string) => void;
+}
+
+/**
+ * A stream's audio, held ahead in slices: each slice is one hold for up to a minute of audio, reserved before the
+ * audio reaches it and settled once the audio has passed it. Settled slices are charges of their own, so a stream
+ * cut short has paid for what it used, and no hold lives for the length of a long stream. When a slice is refused
+ * (a cap, a tag budget or the balance), the audio already held is all the stream may still use.
+ */
+export class AudioHolds {
+  private readonly open: Slice[] = [];
+  private coveredMs = 0;
+  private usedMs = 0;
+  private extending: Promise<void> | undefined;
+  private settling: Promise<void> = Promise.resolve();
+  private finished = false;
+  /** Why the next slice was refused; set once, and the stream ends at the end of what is held. */
+  refusal: ApiError | undefined;
+
+  private constructor(private readonly options: AudioHoldsOptions) {}
+
+  /** Holds the first slice, or refuses the stream with the reservation's 402. */
+  static async start(options: AudioHoldsOptions): Promise<AudioHolds> {
+    const holds = new AudioHolds(options);
+    await holds.reserveSlice();
+    return holds;
+  }
+
+  get covered(): number {
+    return this.coveredMs;
+  }
+
+  /** Makes sure audio up to `ms` is held, reserving further slices; answers how much of it is (≤ ms). */
+  async cover(ms: number): Promise<number> {
+    if (ms > this.coveredMs - LEAD_MS) void this.extend();
+    while (ms > this.coveredMs && this.refusal === undefined) await this.extend();
+    return Math.min(ms, this.coveredMs);
+  }
+
+  /** Audio up to `ms` has been streamed: slices it has passed are settled. */
+  used(ms: number): void {
+    if (ms <= this.usedMs) return;
+    this.usedMs = ms;
+    while (this.open.length > 1 && (this.open[0] as Slice).toMs <= ms) {
+      const slice = this.open.shift() as Slice;
+      this.queue(() => this.settle(slice, slice.toMs - slice.fromMs));
+    }
+  }
+
+  /**
+   * The stream is over, `totalMs` long: each open slice is settled for its share (the last one for anything past the
+   * held audio too: an overrun the ledger records) or released when no audio reached it.
+   */
+  async finish(totalMs: number, reason: 'failed' | 'cancelled' = 'cancelled'): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    await this.extending;
+    this.used(Math.max(totalMs, this.usedMs));
+    const total = this.usedMs;
+    for (const [index, slice] of this.open.entries()) {
+      const last = index === this.open.length - 1;
+      const share = Math.max(0, last ? total - slice.fromMs : Math.min(total, slice.toMs) - slice.fromMs);
+      this.queue(() =>
+        share > 0 ? this.settle(slice, share) : this.options.spending.release(slice.hold, reason),
+      );
+    }
+    this.open.length = 0;
+    await this.settling;
+  }
+
+  private extend(): Promise<void> {
+    if (this.refusal !== undefined || this.finished) return Promise.resolve();
+    this.extending ??= this.reserveSlice()
+      .catch((error: unknown) => {
+        this.refusal =
+          error instanceof ApiError
+            ? error
+            : new ApiError(
+                503,
+                'api_error',
+                'The gateway could not hold funds for more audio; the stream ends here',
+              );
+        if (!(error instanceof ApiError)) this.options.log(error, 'realtime: reserving a slice failed');
+      })
+      .finally(() => {
+        this.extending = undefined;
+      });
+    return this.extending;
+  }
+
+  private async reserveSlice(): Promise<void> {
+    const { spending, auth, requestId, tag, unitPrice } = this.options;
+    const hold = await spending.reserve(auth, {
+      requestId,
+      tag,
+      minNanos: costOfSeconds(MIN_SLICE_SECONDS, unitPrice),
+      maxNanos: costOfSeconds(SLICE_SECONDS, unitPrice),
+    });
+    // Slices are whole seconds, so the seconds billed per slice add up to the stream's seconds.
+    const ms = secondsCoveredBy(hold.grantedNanos, unitPrice, SLICE_SECONDS) * 1000;
+    if (this.finished) {
+      await spending.release(hold, 'cancelled');
+      return;
+    }
+    this.open.push({ hold, fromMs: this.coveredMs, toMs: this.coveredMs + ms });
+    this.coveredMs += ms;
+  }
+
+  /** Settles a slice for its audio: whole seconds, a started second counting as one. */
+  private async settle(slice: Slice, ms: number): Promise<void> {
+    const { spending, model, unitPrice, usageReported } = this.options;
+    const seconds = Math.ceil(ms / 1000);
+    const charge = priceCharge([audioLine(seconds, unitPrice)]);
+    await spending.settle(slice.hold, {
+      actualNanos: charge.chargedNanos,
+      model: model.id,
+      provider: model.provider,
+      charge,
+      usageReported,
+      units: seconds,
+    });
+  }
+
+  private queue(work: () => Promise<void>): void {
+    this.settling = this.settling.then(work).catch((error: unknown) => {
+      this.options.log(error, 'realtime: settling a slice failed');
+    });
+  }
+}

@@ -1,0 +1,61 @@
+import { ceilDiv, type PriceLine, priceCharge } from '../../billing/charge.ts';
+import type { CatalogModel } from '../../catalog/types.ts';
+
+/** Audio one hold covers: reserved ahead, settled once streamed. */
+export const SLICE_SECONDS = 60;
+/** The least audio a hold is granted for; with less room than this under a cap, the stream stops. */
+export const MIN_SLICE_SECONDS = 1;
+
+/**
+ * The per-minute rate of streamed audio, in nano-dollars: the model's streaming rate (`audio_minute_realtime`, as the
+ * audio models list it, or `realtime_audio_minute`), else its one audio rate.
+ */
+export function realtimeRate(model: CatalogModel): bigint | undefined {
+  const prices = model.prices.perUnitNanos;
+  return prices?.audio_minute_realtime ?? prices?.realtime_audio_minute ?? prices?.audio_minute;
+}
+
+/**
+ * Nano-dollars per million seconds of audio, as POST /v1/audio/transcriptions bills: rounded up where a minute's
+ * price is not a multiple of 60 nano-dollars (by less than one nano-dollar per million seconds).
+ */
+export const perMillionSeconds = (perMinuteNanos: bigint) => ceilDiv(perMinuteNanos * 1_000_000n, 60n);
+
+export const audioLine = (seconds: number, unitPriceNanosPerMillion: bigint): PriceLine => ({
+  item: 'audio_seconds',
+  quantity: seconds,
+  unitPriceNanosPerMillion,
+});
+
+export const costOfSeconds = (seconds: number, unitPrice: bigint) =>
+  priceCharge([audioLine(seconds, unitPrice)]).chargedNanos;
+
+/** The most whole seconds of audio (at most `max`) whose charge fits in `nanos`. */
+export function secondsCoveredBy(nanos: bigint, unitPrice: bigint, max: number): number {
+  let low = 0;
+  let high = max;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (costOfSeconds(middle, unitPrice) <= nanos) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/** Raw audio whose duration follows from its size. */
+export interface PcmFormat {
+  bytesPerSample: number;
+  sampleRate: number;
+  channels: number;
+}
+
+const bytesPerSecond = (f: PcmFormat) => f.bytesPerSample * f.sampleRate * f.channels;
+
+/** The duration of so many bytes, a started millisecond counting as one. */
+export const pcmMs = (bytes: number, format: PcmFormat) => Math.ceil((bytes * 1000) / bytesPerSecond(format));
+
+/** The most bytes, in whole sample frames, that last at most `ms`. */
+export function pcmBytesWithin(ms: number, format: PcmFormat): number {
+  const frame = format.bytesPerSample * format.channels;
+  return Math.floor((ms * bytesPerSecond(format)) / 1000 / frame) * frame;
+}

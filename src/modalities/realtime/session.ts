@@ -1,0 +1,253 @@
+import type { RawData, WebSocket } from 'ws';
+import { clientError } from '../../chat/dispatch.ts';
+import { ApiError, describeError } from '../../http/errors.ts';
+import type { LiveAdapter } from './endpoint.ts';
+import type { AudioHolds } from './holds.ts';
+import { type PcmFormat, pcmBytesWithin, pcmMs } from './pricing.ts';
+
+/** Close codes: 1000 a stream that ended normally, 1001 a gateway shutting down, else 4000 + the error's status. */
+export const closeCodeOf = (error: ApiError | undefined) => (error ? 4000 + error.status : 1000);
+const GOING_AWAY = 1001;
+/** Audio waiting to go up past this, the client's socket is no longer read until half of it has gone. */
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
+export interface SessionOptions {
+  client: WebSocket;
+  upstream: WebSocket;
+  adapter: LiveAdapter;
+  holds: AudioHolds;
+  modelId: string;
+  /** Set for raw audio, whose duration the gateway counts from its bytes; else the provider's durations count. */
+  pcm: PcmFormat | undefined;
+  /** How long the provider may take to summarise after the stream is closed. */
+  closeTimeoutMs: number;
+  log: (error: unknown, message: string) => void;
+}
+
+interface Ending {
+  error?: ApiError;
+  /** The client went away: nothing more is sent to it. */
+  clientGone?: boolean;
+  shutdown?: boolean;
+}
+
+/**
+ * One client's stream relayed to the provider's: audio and control messages up, the provider's messages down
+ * unchanged. Audio is forwarded only as far as the holds cover it; a refused slice ends the stream there (the error
+ * first, then the provider's last results and summary, then the close). The summary (`Metadata`) comes last and the
+ * socket closes normally after it.
+ */
+export class RealtimeSession {
+  private bytesSent = 0;
+  private reportedMs = 0;
+  private metadata: { text: string; durationMs: number } | undefined;
+  private ending: Ending | undefined;
+  private finished = false;
+  private errorSent = false;
+  private timer: NodeJS.Timeout | undefined;
+  private work: Promise<void> = Promise.resolve();
+  private resolveDone: () => void = () => {};
+  readonly done = new Promise<void>((resolve) => {
+    this.resolveDone = resolve;
+  });
+
+  constructor(private readonly o: SessionOptions) {
+    o.client.on('message', (data, isBinary) => this.fromClient(data, isBinary));
+    o.client.on('close', () => this.end({ clientGone: true }));
+    o.client.on('error', () => {});
+    o.upstream.on('message', (data) => this.fromUpstream(data.toString()));
+    o.upstream.on('close', (code, reason) => this.upstreamClosed(code, reason.toString()));
+    o.upstream.on('error', () => {});
+    if (o.upstream.readyState !== o.upstream.OPEN) {
+      queueMicrotask(() => this.upstreamClosed(1006, 'the stream closed before it started'));
+    }
+  }
+
+  /** The gateway is stopping: the stream is summarised and closed with 1001. */
+  async shutdown(): Promise<void> {
+    this.end({
+      shutdown: true,
+      error: new ApiError(503, 'api_error', 'The gateway is shutting down; reconnect to continue'),
+    });
+    await this.done;
+  }
+
+  private fromClient(data: RawData, isBinary: boolean): void {
+    if (this.ending) return;
+    const bytes = Buffer.isBuffer(data)
+      ? data
+      : Array.isArray(data)
+        ? Buffer.concat(data)
+        : Buffer.from(data);
+    if (isBinary) {
+      this.serially(() => this.forwardAudio(bytes));
+      return;
+    }
+    const type = messageType(bytes.toString());
+    if (type === 'CloseStream') this.serially(async () => this.end({}));
+    else if (type === 'KeepAlive' || type === 'Finalize')
+      this.serially(async () => this.toUpstream(bytes.toString()));
+    else {
+      this.sendError(
+        new ApiError(
+          400,
+          'invalid_request_error',
+          `Unknown message ${type === undefined ? '(not JSON with a type)' : `type '${type}'`}: send binary audio, {"type":"KeepAlive"}, {"type":"Finalize"} or {"type":"CloseStream"}`,
+        ),
+        true,
+      );
+    }
+  }
+
+  private async forwardAudio(bytes: Buffer): Promise<void> {
+    if (this.ending) return;
+    const { pcm, holds } = this.o;
+    if (!pcm) {
+      // Compressed audio's duration is known only from the provider's results, which follow the audio.
+      if (holds.refusal && this.reportedMs >= holds.covered) return this.end({ error: holds.refusal });
+      this.toUpstream(bytes);
+      return this.drain();
+    }
+    const wantedMs = pcmMs(this.bytesSent + bytes.length, pcm);
+    const allowedMs = await holds.cover(wantedMs);
+    if (this.ending) return;
+    const allowed = allowedMs < wantedMs ? pcmBytesWithin(allowedMs, pcm) - this.bytesSent : bytes.length;
+    if (allowed > 0) {
+      this.toUpstream(bytes.subarray(0, allowed));
+      this.bytesSent += allowed;
+      holds.used(pcmMs(this.bytesSent, pcm));
+    }
+    if (allowed < bytes.length) this.end({ error: holds.refusal });
+    await this.drain();
+  }
+
+  /** A client sending faster than the provider takes the audio waits (TCP backpressure) instead of filling memory. */
+  private async drain(): Promise<void> {
+    const { client, upstream } = this.o;
+    if (upstream.bufferedAmount <= HIGH_WATER_BYTES) return;
+    client.pause();
+    while (
+      !this.ending &&
+      upstream.readyState === upstream.OPEN &&
+      upstream.bufferedAmount > HIGH_WATER_BYTES / 2
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    client.resume();
+  }
+
+  private fromUpstream(text: string): void {
+    const message = this.o.adapter.parse(text);
+    if (message.type === 'Metadata') {
+      this.metadata = { text, durationMs: message.durationMs };
+      void this.finish();
+      return;
+    }
+    if (message.type === 'Results' && message.endMs > this.reportedMs) {
+      this.reportedMs = message.endMs;
+      const { pcm, holds } = this.o;
+      if (!pcm) {
+        holds.used(this.reportedMs);
+        void holds.cover(this.reportedMs);
+        if (holds.refusal && this.reportedMs >= holds.covered) this.end({ error: holds.refusal });
+      }
+    }
+    this.toClient(text);
+  }
+
+  private upstreamClosed(code: number, reason: string): void {
+    if (this.finished) return;
+    // After CloseStream the provider closes once it has summarised; closing without a summary is a failure.
+    if (this.metadata) return;
+    const failure = clientError(this.o.adapter.closeFailure(code, reason), this.o.modelId);
+    this.ending ??= {};
+    this.ending.error ??=
+      failure instanceof ApiError ? failure : new ApiError(502, 'provider_error', String(failure));
+    void this.finish();
+  }
+
+  /** Stops taking audio and asks the provider to summarise; the stream finishes on the summary or a timeout. */
+  private end(ending: Ending): void {
+    if (ending.clientGone && this.ending) this.ending.clientGone = true;
+    if (this.ending) return;
+    this.ending = ending;
+    if (ending.error) this.sendError(ending.error);
+    this.toUpstream(this.o.adapter.closeMessage);
+    this.timer = setTimeout(() => {
+      if (this.ending && !ending.error && !ending.clientGone) {
+        this.ending.error = new ApiError(
+          504,
+          'timeout_error',
+          `The provider did not summarise the stream within ${this.o.closeTimeoutMs} ms: ${this.o.modelId}`,
+        );
+      }
+      void this.finish();
+    }, this.o.closeTimeoutMs);
+  }
+
+  private async finish(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    await this.work.catch(() => {});
+    const { pcm, holds, client, upstream } = this.o;
+    const counted = pcm ? pcmMs(this.bytesSent, pcm) : this.reportedMs;
+    const totalMs = Math.max(counted, this.metadata?.durationMs ?? 0);
+    const failed = this.ending?.error !== undefined && !this.metadata;
+    await holds.finish(totalMs, failed ? 'failed' : 'cancelled').catch((error: unknown) => {
+      this.o.log(error, 'realtime: settling the stream failed');
+    });
+    const error = this.ending?.error;
+    if (this.metadata) this.toClient(this.metadata.text);
+    if (error) this.sendError(error);
+    if (client.readyState === client.OPEN) {
+      client.close(this.ending?.shutdown ? GOING_AWAY : closeCodeOf(error), closeReason(error));
+    }
+    if (upstream.readyState === upstream.OPEN) upstream.close(1000);
+    else if (upstream.readyState === upstream.CONNECTING) upstream.terminate();
+    this.resolveDone();
+  }
+
+  private sendError(error: ApiError, again = false): void {
+    if (this.errorSent && !again) return;
+    this.errorSent ||= !again;
+    const { body } = describeError(error);
+    this.toClient(JSON.stringify({ type: 'Error', message: body.error.message, error: body.error }));
+  }
+
+  private toClient(text: string): void {
+    if (this.o.client.readyState === this.o.client.OPEN && !this.ending?.clientGone) this.o.client.send(text);
+  }
+
+  private toUpstream(data: string | Buffer): void {
+    if (this.o.upstream.readyState === this.o.upstream.OPEN) this.o.upstream.send(data);
+  }
+
+  private serially(step: () => Promise<void>): void {
+    this.work = this.work
+      .then(step)
+      .catch((error: unknown) => this.o.log(error, 'realtime: relaying failed'));
+  }
+}
+
+function messageType(text: string): string | undefined {
+  try {
+    const message: unknown = JSON.parse(text);
+    if (
+      typeof message === 'object' &&
+      message !== null &&
+      'type' in message &&
+      typeof message.type === 'string'
+    ) {
+      return message.type;
+    }
+  } catch {}
+  return undefined;
+}
+
+/** A close frame's reason is at most 123 bytes. */
+function closeReason(error: ApiError | undefined): string {
+  if (!error) return '';
+  const reason = error.type;
+  return Buffer.byteLength(reason) <= 123 ? reason : reason.slice(0, 100);
+}
