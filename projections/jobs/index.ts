@@ -6,7 +6,7 @@ import type { Projection, Sql } from '../types.ts';
  */
 export const jobsProjection: Projection = {
   name: 'jobs',
-  version: 1,
+  version: 2,
   tables: {
     jobs: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       job_id text PRIMARY KEY,
@@ -19,6 +19,7 @@ export const jobsProjection: Projection = {
       lease_until timestamptz,
       retry_at timestamptz,
       provider_job_id text,
+      webhook_url text,
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     );
@@ -39,9 +40,10 @@ export const jobsProjection: Projection = {
       case 'JobQueued': {
         const d = event.data;
         await sql.query(
-          `INSERT INTO ${t.jobs} (job_id, account_id, sub_account_id, modality, model, status, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $6) ON CONFLICT (job_id) DO NOTHING`,
-          [d.jobId, d.accountId, d.subAccountId, d.modality, d.model, at],
+          `INSERT INTO ${t.jobs} (job_id, account_id, sub_account_id, modality, model, status, webhook_url,
+             created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $7) ON CONFLICT (job_id) DO NOTHING`,
+          [d.jobId, d.accountId, d.subAccountId, d.modality, d.model, d.webhookUrl, at],
         );
         return;
       }
@@ -104,4 +106,24 @@ export async function dueJobs(sql: Sql, now: Date, limit = 50): Promise<DueJob[]
     [now, limit],
   );
   return rows;
+}
+
+/**
+ * Ended jobs with a webhook_url whose delivery was never requested (the gateway stopped between recording the end
+ * and requesting the webhook), once `graceMs` has passed since the end. Requesting is idempotent per job.
+ */
+export async function jobsAwaitingWebhook(
+  sql: Sql,
+  now: Date,
+  graceMs: number,
+  limit = 50,
+): Promise<string[]> {
+  const { rows } = await sql.query<{ job_id: string }>(
+    `SELECT j.job_id FROM jobs j
+      WHERE j.webhook_url IS NOT NULL AND j.status IN ('completed', 'failed', 'cancelled') AND j.updated_at <= $1
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.source = 'job:' || j.job_id)
+      ORDER BY j.updated_at LIMIT $2`,
+    [new Date(now.getTime() - graceMs), limit],
+  );
+  return rows.map((row) => row.job_id);
 }

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import { DomainError } from '../../commands/errors.ts';
 import type { JobError } from '../../events/job.ts';
-import { dueJobs } from '../../projections/jobs/index.ts';
+import { dueJobs, jobsAwaitingWebhook } from '../../projections/jobs/index.ts';
 import { priceCharge } from '../billing/charge.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
@@ -39,6 +39,8 @@ const LEASE_MS = 10 * 60 * 1000;
 const MAX_ATTEMPTS = 3;
 const RETRY_BASE_MS = 30_000;
 const CONCURRENCY = 4;
+/** How long after a job's end its webhook is requested by the sweep, if the worker that ended it did not. */
+const WEBHOOK_GRACE_MS = 60_000;
 
 const asJobError = (error: unknown): z.infer<typeof JobError> => {
   if (error instanceof ApiError) return { message: error.message, type: error.type, code: error.status };
@@ -69,6 +71,13 @@ export class JobWorker {
 
   /** One pass over due work; resolves once every job it started has taken its step. */
   async tick(): Promise<void> {
+    if (this.deps.onEnded) {
+      for (const jobId of await jobsAwaitingWebhook(this.deps.pool, this.deps.clock(), WEBHOOK_GRACE_MS)) {
+        await this.deps
+          .onEnded(jobId)
+          .catch((error) => this.deps.log(`job ${jobId} webhook: ${String(error)}`));
+      }
+    }
     const due = await dueJobs(this.deps.pool, this.deps.clock());
     const work = due.filter((job) => !this.busy.has(job.job_id));
     for (let i = 0; i < work.length; i += CONCURRENCY) {

@@ -72,15 +72,16 @@ export async function every(
 ) {
   while (!signal.aborted) {
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        { once: true },
-      );
+      const stop = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      // The listener goes with the timer, so a long-lived signal does not collect one per pass.
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', stop);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', stop, { once: true });
     });
     if (signal.aborted) return;
     await work().catch(onError);

@@ -1,7 +1,9 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toNewEvent } from '../../events/index.ts';
+import { type JobEvent, jobStream } from '../../events/job.ts';
 import { nanosToCents, priceCharge } from '../../src/billing/charge.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
@@ -420,6 +422,79 @@ describe('signed URLs over time', () => {
       expect((await json(expired)).error.message).toContain('expired');
     } finally {
       await timed.close();
+    }
+  });
+});
+
+describe('a job whose webhook was never requested', () => {
+  it('gets it from the sweep once a minute has passed since it ended', async () => {
+    let now = Date.now();
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const timed = await startTestGateway(env(), {
+      clock: () => new Date(now),
+      workerIntervalsMs: { jobs: 30, webhooks: 30 },
+    });
+    try {
+      const account = await json(await timed.admin('/accounts', { name: 'sweep' }));
+      const keyId = timed.runtime.live.authenticate(account.key)?.keyId;
+      expect(keyId).toEqual(expect.any(String));
+      // A job as a gateway that stopped right after recording its end leaves it: ended, no delivery requested.
+      const jobId = `job_${'ab'.repeat(16)}`;
+      const context = { now: new Date(now) };
+      const events: JobEvent[] = [
+        {
+          type: 'JobQueued',
+          data: {
+            jobId,
+            accountId: account.account_id,
+            subAccountId: null,
+            keyId,
+            tag: null,
+            modality: '3d',
+            model: 'meshy/meshy-5',
+            provider: 'meshy',
+            input: { prompt: 'lost' },
+            webhookUrl: hook,
+            holdId: 'hold_none',
+            requestId: 'req-sweep',
+            heldNanos: '0',
+          },
+        },
+        { type: 'JobClaimed', data: { jobId, attempt: 1, leaseUntil: new Date(now + 60_000).toISOString() } },
+        { type: 'JobFailed', data: { jobId, error: { message: 'gone', type: 'provider_error', code: 502 } } },
+      ];
+      await timed.runtime.store.append(
+        jobStream(jobId),
+        events.map((event) => toNewEvent(event, randomUUID(), context)),
+        'no_stream',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(received).toEqual([]);
+      now += 61_000;
+      await eventually(
+        async () => received.length,
+        (n) => n > 0,
+        5000,
+      );
+      expect(JSON.parse(received[0] ?? '{}')).toMatchObject({
+        type: 'job.failed',
+        data: { id: jobId, status: 'failed' },
+      });
+    } finally {
+      await timed.close();
+      await new Promise((resolve) => receiver.close(resolve));
     }
   });
 });
