@@ -448,8 +448,8 @@ describe('a job whose webhook was never requested', () => {
     });
     try {
       const account = await json(await timed.admin('/accounts', { name: 'sweep' }));
-      const keyId = timed.runtime.live.authenticate(account.key)?.keyId;
-      expect(keyId).toEqual(expect.any(String));
+      const keyId = timed.runtime.live.authenticate(account.key)?.keyId ?? '';
+      expect(keyId).not.toBe('');
       // A job as a gateway that stopped right after recording its end leaves it: ended, no delivery requested.
       const jobId = `job_${'ab'.repeat(16)}`;
       const context = { now: new Date(now) };
