@@ -57,32 +57,34 @@ export const balancesProjection: Projection = {
           [event.data.accountId, stored.occurredAt],
         );
         return;
-      case 'AccountToppedUp': {
-        const inserted = await sql.query(
-          `INSERT INTO ${t.top_ups} (account_id, reference, amount_nanos, event_id, occurred_at)
-           VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      case 'AccountToppedUp':
+        // The balance moves only when the top-up row is new (a replayed event changes nothing): one statement.
+        await sql.query(
+          `WITH inserted AS (
+             INSERT INTO ${t.top_ups} (account_id, reference, amount_nanos, event_id, occurred_at)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING amount_nanos)
+           UPDATE ${t.balances} SET balance_nanos = balance_nanos + $3::numeric,
+             topped_up_nanos = topped_up_nanos + $3::numeric, top_up_count = top_up_count + 1, updated_at = $5
+           WHERE account_id = $1 AND EXISTS (SELECT 1 FROM inserted)`,
           [event.data.accountId, event.data.reference, event.data.amountNanos, stored.id, stored.occurredAt],
         );
-        if (inserted.rowCount !== 1) return;
-        await sql.query(
-          `UPDATE ${t.balances} SET balance_nanos = balance_nanos + $2, topped_up_nanos = topped_up_nanos + $2,
-             top_up_count = top_up_count + 1, updated_at = $3
-           WHERE account_id = $1`,
-          [event.data.accountId, event.data.amountNanos, stored.occurredAt],
-        );
         return;
-      }
       case 'SpendSettled':
       case 'SpendOverrun': {
         const d = event.data;
         const settled = event.type === 'SpendSettled' ? event.data : undefined;
         const amount = settled ? settled.chargedNanos : (d as { overrunNanos: string }).overrunNanos;
-        const inserted = await sql.query(
-          `INSERT INTO ${t.charges} (event_id, account_id, month, kind, request_id, hold_id, sub_account_id, tag, model,
-             provider, lines, pass_through_nanos, fee_nanos, discount, usage_reported, units, held_nanos, charged_nanos,
-             occurred_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-           ON CONFLICT DO NOTHING`,
+        // The balance moves only when the charge row is new (a replayed event changes nothing): one statement.
+        await sql.query(
+          `WITH inserted AS (
+             INSERT INTO ${t.charges} (event_id, account_id, month, kind, request_id, hold_id, sub_account_id, tag,
+               model, provider, lines, pass_through_nanos, fee_nanos, discount, usage_reported, units, held_nanos,
+               charged_nanos, occurred_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+             ON CONFLICT DO NOTHING RETURNING charged_nanos)
+           UPDATE ${t.balances} SET balance_nanos = balance_nanos - $18::numeric,
+             charged_nanos = ${t.balances}.charged_nanos + $18::numeric, updated_at = $19
+           WHERE account_id = $2 AND EXISTS (SELECT 1 FROM inserted)`,
           [
             stored.id,
             d.accountId,
@@ -104,12 +106,6 @@ export const balancesProjection: Projection = {
             amount,
             stored.occurredAt,
           ],
-        );
-        if (inserted.rowCount !== 1) return;
-        await sql.query(
-          `UPDATE ${t.balances} SET balance_nanos = balance_nanos - $2, charged_nanos = charged_nanos + $2,
-             updated_at = $3 WHERE account_id = $1`,
-          [d.accountId, amount, stored.occurredAt],
         );
         return;
       }

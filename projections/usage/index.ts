@@ -1,4 +1,4 @@
-import { firstTime, guardTable } from '../guard.ts';
+import { guardTable } from '../guard.ts';
 import type { Projection, Sql } from '../types.ts';
 
 /**
@@ -32,16 +32,24 @@ export const usageProjection: Projection = {
   canHandle: ['SpendSettled', 'SpendOverrun'],
   async evolve(sql, t, event, stored) {
     if (event.type !== 'SpendSettled' && event.type !== 'SpendOverrun') return;
-    if (!(await firstTime(sql, t.usage_events as string, stored.id))) return;
     const settled = event.type === 'SpendSettled';
     const cost = settled ? event.data.chargedNanos : event.data.overrunNanos;
     const requests = settled ? 1 : 0;
     const units = settled ? event.data.charge.units : 0;
+    // One statement: the counters move only when the event is folded for the first time (a replay changes nothing).
     await sql.query(
-      `INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, requests, cost_nanos, units)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (account_id, month, sub_account_id, tag) DO UPDATE SET requests = ${t.usage}.requests + $5,
-         cost_nanos = ${t.usage}.cost_nanos + $6, units = ${t.usage}.units + $7`,
+      `WITH first AS (
+         INSERT INTO ${t.usage_events} (event_id) VALUES ($8::uuid) ON CONFLICT DO NOTHING RETURNING event_id),
+       monthly AS (
+         INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, requests, cost_nanos, units)
+         SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::numeric, $7::bigint WHERE EXISTS (SELECT 1 FROM first)
+         ON CONFLICT (account_id, month, sub_account_id, tag) DO UPDATE SET requests = ${t.usage}.requests + EXCLUDED.requests,
+           cost_nanos = ${t.usage}.cost_nanos + EXCLUDED.cost_nanos, units = ${t.usage}.units + EXCLUDED.units)
+       INSERT INTO ${t.usage_daily} (account_id, day, requests, cost_nanos, units)
+       SELECT $1::text, ($9::timestamptz AT TIME ZONE 'UTC')::date, $5::bigint, $6::numeric, $7::bigint
+       WHERE EXISTS (SELECT 1 FROM first)
+       ON CONFLICT (account_id, day) DO UPDATE SET requests = ${t.usage_daily}.requests + EXCLUDED.requests,
+         cost_nanos = ${t.usage_daily}.cost_nanos + EXCLUDED.cost_nanos, units = ${t.usage_daily}.units + EXCLUDED.units`,
       [
         event.data.accountId,
         event.data.month,
@@ -50,14 +58,9 @@ export const usageProjection: Projection = {
         requests,
         cost,
         units,
+        stored.id,
+        stored.occurredAt,
       ],
-    );
-    await sql.query(
-      `INSERT INTO ${t.usage_daily} (account_id, day, requests, cost_nanos, units)
-       VALUES ($1, ($2::timestamptz AT TIME ZONE 'UTC')::date, $3, $4, $5)
-       ON CONFLICT (account_id, day) DO UPDATE SET requests = ${t.usage_daily}.requests + $3,
-         cost_nanos = ${t.usage_daily}.cost_nanos + $4, units = ${t.usage_daily}.units + $5`,
-      [event.data.accountId, stored.occurredAt, requests, cost, units],
     );
   },
 };

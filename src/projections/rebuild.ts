@@ -3,6 +3,7 @@ import type { EventStore } from '../../events/store.ts';
 import { START } from '../../events/store.ts';
 import type { Projection } from '../../projections/types.ts';
 import { applyEvents } from './apply.ts';
+import { BatchedSql } from './batched-sql.ts';
 import { createTables } from './tables.ts';
 
 const PAGE = 1000;
@@ -30,18 +31,25 @@ export async function rebuildProjection(
   let checkpoint = START;
   let position = 0n;
   let count = 0;
-  const fold = async (sql: pg.Pool | pg.PoolClient, untilEmpty: boolean) => {
+  const fold = async (client: pg.PoolClient, untilEmpty: boolean) => {
     for (;;) {
       const page = await store.readAll(checkpoint, { maxCount: PAGE });
       if (page.length === 0) return;
+      const sql = new BatchedSql(client);
       await applyEvents(sql, projection, shadow, page);
+      await sql.flush();
       const last = page[page.length - 1];
       if (last) ({ checkpoint, position } = last);
       count += page.length;
       if (!untilEmpty && page.length < PAGE) return;
     }
   };
-  await fold(pool, true);
+  const first = await pool.connect();
+  try {
+    await fold(first, true);
+  } finally {
+    first.release();
+  }
 
   const client = await pool.connect();
   try {
