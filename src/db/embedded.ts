@@ -69,6 +69,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     'listen_addresses=127.0.0.1',
     '-c',
     'unix_socket_directories=',
+    // The embedded default is one gateway's store: its hot set (the log's head, the read models) is small, and
+    // PostgreSQL's 128 MB of shared buffers would be most of its memory once every backend has touched them.
+    '-c',
+    'shared_buffers=32MB',
   ];
   if (options.durable === false)
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
