@@ -152,6 +152,20 @@ describe('GET /v1/capabilities', () => {
     }
     expect(byId.get('embeddings')).toMatchObject({ endpoint: { method: 'POST', path: '/v1/embeddings' } });
   });
+
+  it("names each endpoint's default model on this gateway (only OpenAI configured here), null where a model is required", async () => {
+    const byId = new Map((await json(await get('/capabilities'))).data.map((c: { id: string }) => [c.id, c]));
+    expect(byId.get('chat')).toMatchObject({ default_model: null });
+    expect(byId.get('embeddings')).toMatchObject({ default_model: null });
+    expect(byId.get('moderation')).toMatchObject({ default_model: 'openai/omni-moderation-latest' });
+    expect(byId.get('image-generation')).toMatchObject({ default_model: 'openai/gpt-image-1' });
+    expect(byId.get('translation')).toMatchObject({ default_model: 'openai/gpt-4o-mini' });
+    expect(byId.get('classification')).toMatchObject({ default_model: 'openai/gpt-4o-mini' });
+    // No Cohere, Voyage, Deepgram, Google or Meshy key: those endpoints have no default here.
+    expect(byId.get('rerank')).toMatchObject({ default_model: null });
+    expect(byId.get('text-to-video')).toMatchObject({ default_model: null });
+    expect(byId.get('realtime-transcription')).toMatchObject({ default_model: null });
+  });
 });
 
 describe('the catalog through the official openai SDK', () => {

@@ -15,7 +15,7 @@ const ENDPOINT = { path: '/v1/translations', takes: 'a translation model or a ch
  * The model used when the request names none: DeepL when it has a key, else the first preferred chat model this
  * gateway can reach (the LLM path), else a 400 saying what to configure.
  */
-function defaultTranslationModel(deps: ChatDeps): string {
+export function defaultTranslationModel(deps: Pick<ChatDeps, 'catalog' | 'env'>): string {
   const deepl = PREFERRED_TRANSLATION_MODELS.map((id) => findModel(deps.catalog, id)).find(
     (model) => model !== undefined && servable(deps.env, translationEndpoint, model),
   );

@@ -4,6 +4,7 @@ import { CAPABILITIES } from '../../../catalog/capabilities.ts';
 import { ModelRecord, modelRecord } from '../../../catalog/record.ts';
 import { SchemaBlock, schemaBlock } from '../../../catalog/schema-block.ts';
 import { type Catalog, type CatalogModel, MODALITIES } from '../../../catalog/types.ts';
+import { endpointDefault } from '../../../modalities/defaults.ts';
 import { ApiError } from '../../errors.ts';
 
 const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelRecord) });
@@ -15,6 +16,8 @@ const CapabilityList = z.object({
       id: z.string(),
       description: z.string(),
       endpoint: z.object({ method: z.enum(['GET', 'POST']), path: z.string() }),
+      /** The model the endpoint uses when a request names none, on this gateway now; null when it needs one. */
+      default_model: z.string().nullable(),
     }),
   ),
 });
@@ -84,6 +87,11 @@ export const modelRoutes =
 
     app.get('/capabilities', { schema: { response: { 200: CapabilityList } } }, async () => ({
       object: 'list' as const,
-      data: CAPABILITIES.map(({ id, description, endpoint }) => ({ id, description, endpoint })),
+      data: CAPABILITIES.map(({ id, description, endpoint }) => ({
+        id,
+        description,
+        endpoint,
+        default_model: endpointDefault(endpoint.path, { catalog, env, timeoutMs: 0 }),
+      })),
     }));
   };
