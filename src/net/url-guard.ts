@@ -82,6 +82,7 @@ export function parseRemoteUrl(raw: string): URL {
 export async function resolvePublic(
   url: URL,
   allowPrivate: boolean,
+  refused: (address: string) => boolean = isPrivateAddress,
 ): Promise<{ address: string; family: 4 | 6 }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const literal = isIP(host);
@@ -91,7 +92,7 @@ export async function resolvePublic(
         throw new HostUnresolved(`the host ${host} could not be resolved`);
       });
   if (!allowPrivate) {
-    const bad = addresses.find((a) => isPrivateAddress(a.address));
+    const bad = addresses.find((a) => refused(a.address));
     if (bad) throw new UrlRefused(`${host} resolves to ${bad.address}, a private or reserved address`);
   }
   const first = addresses[0];
@@ -131,6 +132,8 @@ export interface GuardedRequest {
   /** Whole-exchange limit, from connecting to the last body byte. */
   timeoutMs?: number;
   allowPrivate: boolean;
+  /** Which resolved addresses are refused: the private and reserved ranges unless said (tests stand in a public hop). */
+  refused?: (address: string) => boolean;
   maxRedirects?: number;
   /** False: a redirect is returned as the answer instead of followed (webhook deliveries). */
   followRedirects?: boolean;
@@ -157,7 +160,7 @@ export async function guardedFetch(raw: string, init: GuardedRequest): Promise<G
     ? AbortSignal.any([init.signal ?? new AbortController().signal, AbortSignal.timeout(init.timeoutMs)])
     : init.signal;
   for (let hop = 0; ; hop++) {
-    const { address, family } = await resolvePublic(url, init.allowPrivate);
+    const { address, family } = await resolvePublic(url, init.allowPrivate, init.refused);
     const dispatcher = pinnedAgent(address, family);
     const response = await request(url, {
       method,
