@@ -108,11 +108,22 @@ export async function receiveMultipart(
   } catch (error) {
     await discard();
     if (error instanceof ApiError) throw error;
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('FST_')) {
+    if (isMalformedBody(error)) {
       throw new ApiError(400, 'invalid_request_error', `multipart body: ${(error as Error).message}`);
     }
     throw error;
   }
   return { fields, files, discard };
+}
+
+/**
+ * The parser's refusals of a body: the plugin's own (codes `FST_...`) and busboy's, which are plain errors
+ * without a code ("Unexpected end of form", "Multipart: Boundary not found"). A system error (a code such as
+ * ENOSPC from the blob store) or a programming error (TypeError, ...) is the gateway's, not the client's.
+ */
+function isMalformedBody(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code.startsWith('FST_');
+  return Object.getPrototypeOf(error) === Error.prototype;
 }

@@ -89,6 +89,20 @@ describe('Files API through the openai SDK', () => {
     });
     expect(asJson.status).toBe(400);
     expect((await json(asJson)).error.message).toMatch(/^'file':/);
+
+    // Bodies the multipart parser cannot read are the client's 400, not the gateway's 500.
+    for (const [contentType, body] of [
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\nb\r\n'],
+      ['multipart/form-data', 'abc'],
+    ]) {
+      const malformed = await fetch(`${world.gateway.url}/v1/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${world.key}`, 'content-type': contentType as string },
+        body,
+      });
+      expect(malformed.status, contentType).toBe(400);
+      expect((await json(malformed)).error.message).toMatch(/^multipart body: /);
+    }
   });
 
   it("keeps a sub-account's files apart: another scope's file is a 404", async () => {
