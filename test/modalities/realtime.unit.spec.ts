@@ -43,7 +43,6 @@ describe('realtime pricing', () => {
     const model = (perUnitNanos: Record<string, bigint>) =>
       ({ prices: { perUnitNanos } }) as unknown as CatalogModel;
     expect(realtimeRate(model({ audio_minute: 1n, audio_minute_realtime: 2n }))).toBe(2n);
-    expect(realtimeRate(model({ audio_minute: 1n, realtime_audio_minute: 3n }))).toBe(3n);
     expect(realtimeRate(model({ audio_minute: 1n }))).toBe(1n);
     expect(realtimeRate(model({ character: 1n }))).toBeUndefined();
   });

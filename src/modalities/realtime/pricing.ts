@@ -7,12 +7,12 @@ export const SLICE_SECONDS = 60;
 export const MIN_SLICE_SECONDS = 1;
 
 /**
- * The per-minute rate of streamed audio, in nano-dollars: the model's streaming rate (`audio_minute_realtime`, as the
- * audio models list it, or `realtime_audio_minute`), else its one audio rate.
+ * The per-minute rate of streamed audio, in nano-dollars: the model's streaming rate (`audio_minute_realtime`), else
+ * its one audio rate.
  */
 export function realtimeRate(model: CatalogModel): bigint | undefined {
   const prices = model.prices.perUnitNanos;
-  return prices?.audio_minute_realtime ?? prices?.realtime_audio_minute ?? prices?.audio_minute;
+  return prices?.audio_minute_realtime ?? prices?.audio_minute;
 }
 
 /**
