@@ -1,5 +1,5 @@
 import type { NewEvent } from '../events/envelope.ts';
-import { type EventStore, WrongExpectedRevisionError } from '../events/store.ts';
+import { DuplicateEventIdError, type EventStore, WrongExpectedRevisionError } from '../events/store.ts';
 
 export interface Decider<State, Command, Event> {
   initialState(): State;
@@ -77,6 +77,7 @@ export class StreamWriter<State, Command, Event> {
   }
 
   private async decideAndAppend(stream: string, batch: Pending<State, Command, Event>[]): Promise<void> {
+    let reloadedForDuplicate = false;
     for (let attempt = 1; ; attempt++) {
       const start = this.known.get(stream) ?? (await this.load(stream));
       let state = start.state;
@@ -107,6 +108,13 @@ export class StreamWriter<State, Command, Event> {
       } catch (error) {
         this.known.delete(stream);
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
+        // Another process may have appended the same once-only event (its id derives from what it is about) while
+        // this writer's state was stale: decide once more on the stream as it now is. A clash that survives a
+        // fresh state is a real reuse of an id.
+        if (error instanceof DuplicateEventIdError && !reloadedForDuplicate) {
+          reloadedForDuplicate = true;
+          continue;
+        }
         throw error;
       }
       batch.forEach((pending, i) => {

@@ -128,24 +128,6 @@ describe('postgres append in one statement', () => {
     ]);
   });
 
-  it('puts a stale expectation before an id clash, so a writer that decided on an old state reloads', async () => {
-    // Two instances decide the same once-only event (a deterministic id): the first stores it; the second, one
-    // revision behind, sends it after an event of its own.
-    const s = stream();
-    const first = newEvent('Opened', {});
-    const notice = newEvent('NoticeOnce', {});
-    await store.append(s, [first], 'no_stream');
-    await store.append(s, [notice], 0);
-    const stale = store.append(s, [newEvent('Settled', {}), notice], 0);
-    await expect(stale).rejects.toBeInstanceOf(WrongExpectedRevisionError);
-    // At the right revision the same clash is a reused id.
-    await expect(store.append(s, [newEvent('Settled', {}), notice], 1)).rejects.toBeInstanceOf(
-      DuplicateEventIdError,
-    );
-    // And a whole retry of what is stored is still recognised, whatever the expectation.
-    expect((await store.append(s, [notice], 0)).nextRevision).toBe(1);
-  });
-
   it('sends one statement per append', async () => {
     const name = stream();
     await store.append(name, [newEvent()], 'no_stream');

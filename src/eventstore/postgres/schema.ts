@@ -183,26 +183,13 @@ BEGIN
           r_pos[i] := h_pos[v_count];
           r_xid[i] := h_xids[v_count];
         ELSE
-          -- A stale expectation comes first: the caller decided on an old state (another instance may have
-          -- appended the same deterministic event meanwhile), and reloading, not a refusal, is what it needs.
-          v_ok := CASE p_expected[i]
-            WHEN 'any' THEN true
-            WHEN 'no_stream' THEN v_rev < 0
-            WHEN 'stream_exists' THEN v_rev >= 0
-            ELSE p_expected[i]::numeric = v_rev
-          END;
-          IF NOT v_ok THEN
-            r_status[i] := 'wrong_expected_revision';
-            r_rev[i] := v_rev;
-          ELSE
-            r_status[i] := 'duplicate_id';
-            r_detail[i] := p_ids[v_first]::text;
-            FOR m IN REVERSE v_count .. 1 LOOP
-              IF h_streams[m] IS DISTINCT FROM p_streams[i] THEN
-                r_detail[i] := p_ids[v_first + m - 1]::text;
-              END IF;
-            END LOOP;
-          END IF;
+          r_status[i] := 'duplicate_id';
+          r_detail[i] := p_ids[v_first]::text;
+          FOR m IN REVERSE v_count .. 1 LOOP
+            IF h_streams[m] IS DISTINCT FROM p_streams[i] THEN
+              r_detail[i] := p_ids[v_first + m - 1]::text;
+            END IF;
+          END LOOP;
         END IF;
       END IF;
     END IF;
