@@ -52,7 +52,7 @@ const call = (
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
-async function settled(g: TestGateway, k: string, id: string, ms = 5000): Promise<Json> {
+async function settled(g: TestGateway, k: string, id: string, ms = 15_000): Promise<Json> {
   return eventually(
     async () => json(await call(g, k, 'GET', `/jobs/${id}`)),
     (job) => job.status === 'completed' || job.status === 'failed',
@@ -64,7 +64,7 @@ async function usageOf(g: TestGateway, k: string, tag: string): Promise<Json | u
   const report = await eventually(
     async () => json(await call(g, k, 'GET', '/usage/by-tag')),
     (r) => r.data.some((row: Json) => row.tag === tag),
-    3000,
+    10_000,
   );
   return report.data.find((row: Json) => row.tag === tag);
 }
@@ -79,7 +79,7 @@ async function holdStatus(g: TestGateway, requestId: string): Promise<string[]> 
         )
       ).rows,
     (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-    5000,
+    15_000,
   );
   return rows.map((row) => row.status);
 }
@@ -255,7 +255,7 @@ describe('asynchronous generation jobs', () => {
         (job) =>
           job.status === 'processing' &&
           providers.requests.some((r) => r.method === 'GET' && r.path.includes('/text-to-3d/')),
-        5000,
+        15_000,
       );
       const cancelled = await call(gateway, key, 'DELETE', `/jobs/${accepted.id}`);
       expect(cancelled.status).toBe(200);
@@ -303,7 +303,7 @@ describe('asynchronous generation jobs', () => {
       await eventually(
         async () => received.length,
         (n) => n >= 2,
-        8000,
+        15_000,
       );
       const events = received.map((r) => ({ ...r, event: JSON.parse(r.body) }));
       const completed = events.find((e) => e.event.type === 'job.completed');
@@ -326,7 +326,7 @@ describe('asynchronous generation jobs', () => {
       const job = await eventually(
         async () => json(await call(gateway, key, 'GET', `/jobs/${ok.id}`)),
         (j) => j.webhook_delivered === true,
-        5000,
+        15_000,
       );
       expect(job).toMatchObject({ webhook_url: hook, webhook_delivered: true });
       const file = await json(await call(gateway, key, 'GET', `/files/${job.result_file_id}`));
@@ -486,7 +486,7 @@ describe('a job whose webhook was never requested', () => {
       await eventually(
         async () => received.length,
         (n) => n > 0,
-        5000,
+        15_000,
       );
       expect(JSON.parse(received[0] ?? '{}')).toMatchObject({
         type: 'job.failed',
@@ -519,7 +519,7 @@ describe('a job across a restart', () => {
     await eventually(
       async () => json(await call(first, k, 'GET', `/jobs/${accepted.id}`)),
       (job) => job.status === 'processing' && providers.requests.some((r) => r.path.includes('/operations/')),
-      5000,
+      15_000,
     );
     await first.runtime.close();
     providers.pendingPolls = 1;

@@ -386,7 +386,7 @@ describe('POST /v1/audio/transcriptions', () => {
     const job = await eventually(
       async () => json(await fetch(`${gateway.url}/v1/jobs/${body.id}`, { headers: auth() })),
       (j) => j.status === 'completed' || j.status === 'failed',
-      8000,
+      15_000,
     );
     expect(job).toMatchObject({
       status: 'completed',
@@ -421,7 +421,7 @@ describe('POST /v1/audio/transcriptions', () => {
     const job = await eventually(
       async () => json(await fetch(`${gateway.url}/v1/jobs/${body.id}`, { headers: auth() })),
       (j) => j.status === 'completed' || j.status === 'failed',
-      8000,
+      15_000,
     );
     expect(job).toMatchObject({ status: 'completed', webhook_url: 'https://example.com/hook' });
     expect(job.result.transcript.text.toLowerCase()).toBe(simText(2.5).toLowerCase());
