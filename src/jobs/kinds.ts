@@ -17,8 +17,8 @@ export interface JobKind {
   adapters: Readonly<Record<string, JobAdapter>>;
   /** Units the request will use at most: what is held at submission. */
   unitsFor(input: JobInput, model: CatalogModel): number;
-  /** The catalog modality of its models, when it differs from the job's (transcription: audio-stt). */
-  catalogModality?: Modality;
+  /** The catalog modality of its models (a transcription job's are audio-stt). */
+  catalogModality: Modality;
   /** Why a model of the right modality still cannot run as this job, if it cannot. */
   refuse?(model: CatalogModel): string | undefined;
   /** How units are priced, when not units × perUnitNanos[unit]. */
@@ -28,6 +28,7 @@ export interface JobKind {
 export const JOB_KINDS = {
   video: {
     modality: 'video',
+    catalogModality: 'video',
     path: '/v1/videos/generations',
     defaultModel: 'google/veo-3.0-fast-generate-001',
     unit: 'video_second',
@@ -36,6 +37,7 @@ export const JOB_KINDS = {
   },
   music: {
     modality: 'music',
+    catalogModality: 'music',
     path: '/v1/audio/music',
     defaultModel: 'elevenlabs/music_v1',
     unit: 'music_second',
@@ -44,6 +46,7 @@ export const JOB_KINDS = {
   },
   '3d': {
     modality: '3d',
+    catalogModality: '3d',
     path: '/v1/3d/generations',
     defaultModel: 'meshy/meshy-5',
     unit: 'model',

@@ -8,14 +8,11 @@ import type { EventStore } from '../../events/store.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { type PriceLine, priceCharge } from '../billing/charge.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
-import { endpointOf } from '../catalog/capabilities.ts';
-import { providerEnv } from '../catalog/env.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { ApiError } from '../http/errors.ts';
 import type { RequestContext } from '../modalities/dispatch.ts';
-import { findModel } from '../modalities/extra-models.ts';
-import type { ModalityUpstream } from '../modalities/types.ts';
-import { modalityUpstream } from '../modalities/upstream.ts';
+import { type EndpointSpec, type ModalityTarget, resolveModalityModel } from '../modalities/models.ts';
+import { unitLine } from '../modalities/unit-models.ts';
 import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
 import { checkWebhookUrl } from '../webhooks/url.ts';
 import type { JobKind } from './kinds.ts';
@@ -42,10 +39,20 @@ export interface JobHistory {
   events: { event: JobEvent; at: Date }[];
 }
 
-export interface Target {
-  model: CatalogModel;
-  upstream: ModalityUpstream;
-  adapter: JobAdapter;
+export type Target = ModalityTarget<JobAdapter>;
+
+/** The kind as an endpoint of the modality layer: its models, adapters and price, and what else it refuses. */
+export function jobEndpoint(kind: JobKind): EndpointSpec<JobAdapter> {
+  return {
+    path: kind.path,
+    modality: kind.catalogModality,
+    adapterOf: (model) => kind.adapters[model.provider],
+    unpriced: (model) =>
+      kind.refuse?.(model) ??
+      (model.prices.perUnitNanos?.[kind.unit] === undefined
+        ? `has no ${kind.unit} price, so it cannot be billed`
+        : undefined),
+  };
 }
 
 /** The model a job names (or the kind's default), with where to reach it; refusals name what to do. */
@@ -54,55 +61,14 @@ export function resolveJobModel(
   kind: JobKind,
   id: string | undefined,
 ): Target {
-  const name = id ?? kind.defaultModel;
-  const model = findModel(deps.catalog, name);
-  if (!model) {
-    throw new ApiError(
-      404,
-      'model_not_found',
-      `The model '${name}' does not exist; see GET /v1/models?modality=${kind.modality}`,
-    );
-  }
-  if (model.modality !== (kind.catalogModality ?? kind.modality)) {
-    const right = endpointOf(model.capabilities);
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${model.id} is not a ${kind.modality} model; call it with ${right.method} ${right.path}`,
-    );
-  }
-  const refusal = kind.refuse?.(model);
-  if (refusal) throw new ApiError(400, 'invalid_request_error', `'model': ${model.id} ${refusal}`);
-  const adapter = kind.adapters[model.provider];
-  if (!adapter) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': no adapter speaks ${model.provider}'s ${kind.modality} API yet`,
-    );
-  }
-  if (model.prices.perUnitNanos?.[kind.unit] === undefined) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${model.id} has no ${kind.unit} price, so it cannot be billed`,
-    );
-  }
-  const upstream = modalityUpstream(model, deps.env, deps.timeoutMs);
-  if (!upstream) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${model.id} is not available on this gateway (set ${providerEnv(model.provider).keyVars.join(' or ')})`,
-    );
-  }
-  return { model, upstream, adapter };
+  return resolveModalityModel(deps, jobEndpoint(kind), id ?? kind.defaultModel);
 }
 
-/** The price lines of `units` of the kind's unit on the model. */
+/** The price lines of `units` of the kind's unit on the model (resolveJobModel refused a model without that price). */
 export function unitLines(model: CatalogModel, unit: string, units: number): PriceLine[] {
-  const price = model.prices.perUnitNanos?.[unit] ?? 0n;
-  return [{ item: unit, quantity: units, unitPriceNanosPerMillion: price * 1_000_000n }];
+  const price = model.prices.perUnitNanos?.[unit];
+  if (price === undefined) throw new Error(`${model.id} has no ${unit} price`);
+  return [unitLine(unit, units, price)];
 }
 
 /** Accepts a job: checks it, holds its worst case, and queues it. The worker takes it from there. */

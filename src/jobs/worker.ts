@@ -137,7 +137,7 @@ export class JobWorker {
       });
     const claimed = claim?.events.find((e) => e.type === 'JobClaimed');
     if (!claimed) {
-      if (claim?.events.some((e) => e.type === 'JobFailed')) await this.ended(history, 'failed');
+      if (claim?.events.some((e) => e.type === 'JobFailed')) await this.ended(history);
       return;
     }
     const attempt = claimed.data.attempt;
@@ -252,7 +252,7 @@ export class JobWorker {
         this.context(),
       )
       .catch(ignoreConflict);
-    if (completed) await this.ended(history, 'completed');
+    if (completed) await this.ended(history);
   }
 
   private async fail(history: JobHistory, error: z.infer<typeof JobError>): Promise<void> {
@@ -263,10 +263,10 @@ export class JobWorker {
     );
     if (decision.events.length === 0) return;
     await this.deps.spending.release(holdOf(this.deps.spending, history.queued), 'failed');
-    await this.ended(history, 'failed');
+    await this.ended(history);
   }
 
-  private async ended(history: JobHistory, _how: string): Promise<void> {
+  private async ended(history: JobHistory): Promise<void> {
     if (history.queued.webhookUrl) await this.deps.onEnded?.(history.queued.jobId);
   }
 }

@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog/types.ts';
-import { JOB_KINDS } from '../jobs/kinds.ts';
+import { JOB_KINDS, type JobKind } from '../jobs/kinds.ts';
+import { jobEndpoint } from '../jobs/service.ts';
 import { defaultTaskChatModel } from './chat-task.ts';
 import { detectionEndpoint, PREFERRED_DETECTION_MODELS } from './detections/endpoint.ts';
 import { findModel } from './extra-models.ts';
@@ -9,13 +10,12 @@ import {
   PREFERRED_EDIT_MODELS,
   PREFERRED_GENERATION_MODELS,
 } from './images/endpoint.ts';
-import { defaultModelId, type EndpointSpec } from './models.ts';
+import { defaultModelId, type EndpointSpec, servable } from './models.ts';
 import { moderationsEndpoint, PREFERRED_MODERATION_MODELS } from './moderations/endpoint.ts';
 import { ocrEndpoint, PREFERRED_OCR_MODELS } from './ocr/endpoint.ts';
 import { PREFERRED_REALTIME_MODELS, realtimeEndpoint } from './realtime/endpoint.ts';
 import { PREFERRED_RERANK_MODELS, rerankEndpoint } from './rerank/endpoint.ts';
 import { defaultTranslationModel } from './translations/service.ts';
-import { modalityUpstream } from './upstream.ts';
 
 interface Source {
   catalog: Catalog;
@@ -28,10 +28,10 @@ const first =
   (source: Source) =>
     defaultModelId(source, endpoint, preferred);
 
-/** A job kind's default, when this gateway has its provider's key. */
-const jobDefault = (id: string) => (source: Source) => {
-  const model = findModel(source.catalog, id);
-  return model && modalityUpstream(model, source.env, source.timeoutMs) ? id : undefined;
+/** A job kind's default, when this gateway can serve and bill it (its provider's key is set). */
+const jobDefault = (kind: JobKind) => (source: Source) => {
+  const model = findModel(source.catalog, kind.defaultModel);
+  return model && servable(source.env, jobEndpoint(kind), model) ? model.id : undefined;
 };
 
 /**
@@ -49,7 +49,7 @@ const DEFAULTS: Readonly<Record<string, (source: Source) => string | undefined>>
   '/v1/realtime': first(realtimeEndpoint, PREFERRED_REALTIME_MODELS),
   '/v1/translations': (source) => defaultTranslationModel(source),
   '/v1/classifications': (source) => defaultTaskChatModel(source),
-  ...Object.fromEntries(Object.values(JOB_KINDS).map((kind) => [kind.path, jobDefault(kind.defaultModel)])),
+  ...Object.fromEntries(Object.values(JOB_KINDS).map((kind) => [kind.path, jobDefault(kind)])),
 };
 
 /** The default model of an endpoint on this gateway, or null (none configured, or the endpoint needs a model). */

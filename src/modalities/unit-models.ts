@@ -6,7 +6,8 @@ import type { CatalogModel, Modality } from '../catalog/types.ts';
 export interface UnitPricedModel {
   id: string;
   modality: Modality;
-  capability: CapabilityId;
+  /** The main use first (it names the model's endpoint). */
+  capabilities: readonly CapabilityId[];
   /** Dollars per ONE unit, as a decimal string, keyed by the unit (`character`, `image`, `page`). */
   perUnitDollars: Readonly<Record<string, string>>;
   description: string;
@@ -41,7 +42,7 @@ export function unitPricedModel(spec: UnitPricedModel): CatalogModel {
       ),
     },
     priceNotes: [spec.note],
-    capabilities: [spec.capability],
+    capabilities: [...spec.capabilities],
     quirks: { reasoning: false, noSampling: false, nativeFormat: null, maxTokensField: 'max_tokens' },
     deprecated: false,
     description: spec.description,

@@ -1,4 +1,5 @@
-import { Agent, errors, request } from 'undici';
+import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher, errors, type FormData, request } from 'undici';
 import { failureOf, parseRetryAfter, UpstreamError } from './errors.ts';
 
 /** A provider endpoint under a base URL, whether or not the configured base ends in a slash. */
@@ -8,6 +9,9 @@ export function endpointUrl(baseUrl: string, path: string): string {
 
 /** One pool of keep-alive connections per upstream origin, shared by every request. */
 const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
+
+/** Keep-alive connections for media uploads and downloads, apart from the JSON pool so long transfers do not crowd it. */
+export const mediaAgent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1 });
 
 export interface UpstreamRequest {
   /** POST unless said; a GET or DELETE sends no body. */
@@ -27,19 +31,34 @@ export interface UpstreamResponse {
   body: AsyncIterable<Uint8Array> & { json(): Promise<unknown>; text(): Promise<string> };
 }
 
+/** What every upstream call sends; the helpers below fill it for JSON, multipart and byte-stream bodies. */
+export interface RawUpstreamRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  url: string;
+  headers: Record<string, string>;
+  body?: string | FormData | Readable;
+  timeoutMs: number;
+  signal: AbortSignal;
+  /** The connection pool; the JSON one unless said (media transfers have their own). */
+  dispatcher?: Dispatcher;
+  /** The provider's own message inside an error body, tried before the common formats. */
+  errorMessage?: (text: string) => string | undefined;
+  /** A retry delay read from the error body, for providers that send no Retry-After (Google's RetryInfo). */
+  retryAfterFromBody?: (text: string) => number | undefined;
+}
+
 /**
- * POSTs JSON upstream. A non-2xx answer becomes an UpstreamError carrying the provider's own message; the
- * timeout covers the wait for the response headers (a slow first byte), not a long stream after them.
+ * One upstream call. A non-2xx answer becomes an UpstreamError carrying the provider's own message; the timeout
+ * covers the wait for the response headers (a slow first byte), not a long body after them.
  */
-export async function postJson(req: UpstreamRequest): Promise<UpstreamResponse> {
+export async function sendUpstream(req: RawUpstreamRequest): Promise<UpstreamResponse> {
   let response: Awaited<ReturnType<typeof request>>;
   try {
-    const method = req.method ?? 'POST';
     response = await request(req.url, {
-      method,
-      dispatcher: agent,
-      headers: method === 'POST' ? { 'content-type': 'application/json', ...req.headers } : req.headers,
-      body: method === 'POST' ? JSON.stringify(req.body) : undefined,
+      method: req.method,
+      dispatcher: req.dispatcher ?? agent,
+      headers: req.headers,
+      body: req.body,
       headersTimeout: req.timeoutMs,
       bodyTimeout: Math.max(req.timeoutMs, 300_000),
       signal: req.signal,
@@ -57,10 +76,24 @@ export async function postJson(req: UpstreamRequest): Promise<UpstreamResponse> 
   const text = await response.body.text().catch(() => '');
   throw new UpstreamError(
     failureOf(response.statusCode),
-    providerMessage(text) ?? `the provider answered ${response.statusCode}`,
+    req.errorMessage?.(text) ?? providerMessage(text) ?? `the provider answered ${response.statusCode}`,
     response.statusCode,
     parseRetryAfter(response.headers['retry-after']) ?? req.retryAfterFromBody?.(text),
   );
+}
+
+/** POSTs JSON upstream (or GETs / DELETEs, with no body), through sendUpstream. */
+export function postJson(req: UpstreamRequest): Promise<UpstreamResponse> {
+  const method = req.method ?? 'POST';
+  return sendUpstream({
+    method,
+    url: req.url,
+    headers: method === 'POST' ? { 'content-type': 'application/json', ...req.headers } : req.headers,
+    body: method === 'POST' ? JSON.stringify(req.body) : undefined,
+    timeoutMs: req.timeoutMs,
+    signal: req.signal,
+    retryAfterFromBody: req.retryAfterFromBody,
+  });
 }
 
 /** The message inside the error bodies of the common formats ({error:{message}}, {message}, {error:"..."}). */

@@ -174,9 +174,8 @@ describe('asynchronous generation jobs', () => {
     expect(await glb.text()).toBe(MODEL_BYTES);
     expect((await usageOf(gateway, key, musicTag))?.cost_cents).toBe(
       nanosToCents(
-        priceCharge([
-          { item: 'u', quantity: 12, unitPriceNanosPerMillion: (800_000_000n / 60n) * 1_000_000n },
-        ]).chargedNanos,
+        priceCharge([{ item: 'u', quantity: 12, unitPriceNanosPerMillion: 13_333_334n * 1_000_000n }])
+          .chargedNanos,
       ),
     );
   });

@@ -1,5 +1,6 @@
-import { dollarsPerMillion } from '../../billing/charge.ts';
+import type { CapabilityId } from '../../catalog/capabilities.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
+import { unitPricedModel } from '../unit-models.ts';
 
 /**
  * Speech-to-text and text-to-speech models, priced per audio minute or per character from each provider's
@@ -10,17 +11,17 @@ import type { CatalogModel } from '../../catalog/types.ts';
 interface AudioModel {
   id: string;
   modality: 'audio-stt' | 'audio-tts';
-  capabilities: string[];
+  capabilities: CapabilityId[];
   /** Dollars per unit, as a decimal string. */
   perUnit: Record<string, string>;
   description: string;
   note: string;
 }
 
-const STT = ['speech-to-text'];
+const STT: CapabilityId[] = ['speech-to-text'];
 /** The spec's two speech models that also transcribe live (GET /v1/realtime) and as async jobs. */
-const STT_REALTIME = ['speech-to-text', 'realtime-transcription', 'async'];
-const TTS = ['text-to-speech'];
+const STT_REALTIME: CapabilityId[] = ['speech-to-text', 'realtime-transcription', 'async'];
+const TTS: CapabilityId[] = ['text-to-speech'];
 
 const AUDIO_MODELS: readonly AudioModel[] = [
   {
@@ -123,34 +124,6 @@ const AUDIO_MODELS: readonly AudioModel[] = [
   ),
 ];
 
-function catalogModel(model: AudioModel): CatalogModel {
-  const slash = model.id.indexOf('/');
-  const name = model.id.slice(slash + 1);
-  return {
-    id: model.id,
-    provider: model.id.slice(0, slash),
-    providerModelId: name,
-    name,
-    api: 'openai',
-    modality: model.modality,
-    contextWindow: null,
-    maxOutputTokens: null,
-    prices: {
-      inputNanosPerMillion: null,
-      outputNanosPerMillion: null,
-      cachedInputNanosPerMillion: null,
-      cacheWriteNanosPerMillion: null,
-      // dollarsPerMillion turns dollars into nano-dollars; here the dollars are per one unit.
-      perUnitNanos: Object.fromEntries(
-        Object.entries(model.perUnit).map(([unit, dollars]) => [unit, dollarsPerMillion(dollars)]),
-      ),
-    },
-    priceNotes: [model.note],
-    capabilities: model.capabilities,
-    quirks: { reasoning: false, noSampling: false, nativeFormat: null, maxTokensField: 'max_tokens' },
-    deprecated: false,
-    description: model.description,
-  };
-}
-
-export const audioModels: readonly CatalogModel[] = AUDIO_MODELS.map(catalogModel);
+export const audioModels: readonly CatalogModel[] = AUDIO_MODELS.map((model) =>
+  unitPricedModel({ ...model, perUnitDollars: model.perUnit }),
+);

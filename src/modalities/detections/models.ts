@@ -10,7 +10,7 @@ export const detectionModels: readonly CatalogModel[] = [
   unitPricedModel({
     id: 'google-vision/object-localization',
     modality: 'object-detection',
-    capability: 'object-detection',
+    capabilities: ['object-detection'],
     perUnitDollars: { image: '0.00225' },
     description: "Google Cloud Vision's OBJECT_LOCALIZATION (images:annotate): labelled bounding boxes",
     note: '$2.25 per 1,000 images, units 1,001-5,000,000 a month (https://cloud.google.com/vision/pricing)',

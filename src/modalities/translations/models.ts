@@ -11,7 +11,7 @@ export const translationModels: readonly CatalogModel[] = [
   unitPricedModel({
     id: 'deepl/translate',
     modality: 'translation',
-    capability: 'translation',
+    capabilities: ['translation'],
     perUnitDollars: { character: '0.000025' },
     description: "DeepL's text translation (POST /v2/translate), billed per source character",
     note: '$25 per million characters, DeepL API Pro usage rate (https://www.deepl.com/pro-api)',
