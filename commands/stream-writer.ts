@@ -1,5 +1,12 @@
 import type { NewEvent } from '../events/envelope.ts';
-import { DuplicateEventIdError, type EventStore, WrongExpectedRevisionError } from '../events/store.ts';
+import { findUnstorableText, unstorableCharacter } from '../events/storable.ts';
+import {
+  DuplicateEventIdError,
+  type EventStore,
+  UnstorableEventError,
+  WrongExpectedRevisionError,
+} from '../events/store.ts';
+import { DomainError } from './errors.ts';
 
 export interface Decider<State, Command, Event> {
   initialState(): State;
@@ -35,9 +42,11 @@ const CACHE_LIMIT = 10_000;
 /**
  * The single in-process writer per stream. Commands for one stream queue up; each turn takes all of them,
  * decides them in order against one state, and appends their events in one append at the revision it knows.
- * A command the decider refuses fails alone. Another process's append surfaces as a revision conflict: the
- * stream is read again and the turn re-decided. States of recent streams are kept, so a turn reads nothing
- * unless another writer got in between.
+ * A command the decider refuses fails alone, and so does one whose events hold text no store can keep (a NUL,
+ * an unpaired surrogate: refused as `invalid`, naming the field, before anything is appended). Should the store
+ * still refuse an event's content, the group is split and retried so that only the command carrying it fails.
+ * Another process's append surfaces as a revision conflict: the stream is read again and the turn re-decided.
+ * States of recent streams are kept, so a turn reads nothing unless another writer got in between.
  */
 export class StreamWriter<State, Command, Event> {
   private readonly queues = new Map<string, Pending<State, Command, Event>[]>();
@@ -50,6 +59,8 @@ export class StreamWriter<State, Command, Event> {
   ) {}
 
   submit(stream: string, command: Command): Promise<Decision<State, Event>> {
+    const what = unstorableCharacter(stream);
+    if (what !== undefined) return Promise.reject(new DomainError('invalid', `the id holds ${what}`));
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(stream) ?? [];
       queue.push({ command, resolve, reject });
@@ -65,14 +76,28 @@ export class StreamWriter<State, Command, Event> {
         const batch = this.queues.get(stream) ?? [];
         this.queues.delete(stream);
         if (batch.length === 0) return;
-        try {
-          await this.decideAndAppend(stream, batch);
-        } catch (error) {
-          for (const pending of batch) pending.reject(error);
-        }
+        await this.settle(stream, batch);
       }
     } finally {
       this.busy.delete(stream);
+    }
+  }
+
+  /**
+   * Appends a group in one append. When the store refuses an event's content the group is halved and each half
+   * tried on its own (in order), so one offender among n costs about 2·log2(n) appends and fails alone.
+   */
+  private async settle(stream: string, group: Pending<State, Command, Event>[]): Promise<void> {
+    try {
+      await this.decideAndAppend(stream, group);
+    } catch (error) {
+      if (error instanceof UnstorableEventError && group.length > 1) {
+        const half = Math.ceil(group.length / 2);
+        await this.settle(stream, group.slice(0, half));
+        await this.settle(stream, group.slice(half));
+        return;
+      }
+      for (const pending of group) pending.reject(error);
     }
   }
 
@@ -81,13 +106,15 @@ export class StreamWriter<State, Command, Event> {
     for (let attempt = 1; ; attempt++) {
       const start = this.known.get(stream) ?? (await this.load(stream));
       let state = start.state;
-      const events: { event: Event; command: Command }[] = [];
+      const events: NewEvent[] = [];
       const outcomes: ({ ok: true; decision: Decision<State, Event> } | { ok: false; error: unknown })[] = [];
       for (const pending of batch) {
         try {
           const decided = this.decider.decide(pending.command, state);
+          const serialized = decided.map((event) => this.decider.serialize(event, pending.command, stream));
+          refuseUnstorable(serialized);
           state = decided.reduce(this.decider.evolve, state);
-          events.push(...decided.map((event) => ({ event, command: pending.command })));
+          events.push(...serialized);
           outcomes.push({ ok: true, decision: { events: decided, state } });
         } catch (error) {
           outcomes.push({ ok: false, error });
@@ -97,11 +124,7 @@ export class StreamWriter<State, Command, Event> {
       try {
         if (events.length > 0) {
           const expected = start.revision < 0 ? 'no_stream' : start.revision;
-          const result = await this.store.append(
-            stream,
-            events.map(({ event, command }) => this.decider.serialize(event, command, stream)),
-            expected,
-          );
+          const result = await this.store.append(stream, events, expected);
           this.remember(stream, { state, revision: result.nextRevision });
           checkpoint = result.checkpoint;
         }
@@ -150,5 +173,19 @@ export class StreamWriter<State, Command, Event> {
       const oldest = this.known.keys().next().value;
       if (oldest !== undefined) this.known.delete(oldest);
     }
+  }
+}
+
+/** Text in an event that no store could keep is the command's own fault: a 400 naming the field. */
+function refuseUnstorable(events: readonly NewEvent[]): void {
+  for (const event of events) {
+    const found = findUnstorableText(event.data) ?? findUnstorableText(event.metadata, 'metadata');
+    if (!found) continue;
+    const field = found.path.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    throw new DomainError(
+      'invalid',
+      `'${field}' holds ${found.what}, which cannot be stored`,
+      field === '' ? undefined : field,
+    );
   }
 }

@@ -69,6 +69,20 @@ export class DuplicateEventIdError extends Error {
   }
 }
 
+/**
+ * The store refused what an event holds (PostgreSQL: a data exception, such as a NUL character), not the
+ * append's place in the stream: another append without that event can succeed.
+ */
+export class UnstorableEventError extends Error {
+  override readonly name = 'UnstorableEventError';
+  constructor(
+    readonly stream: string,
+    readonly reason: string,
+  ) {
+    super(`the event store refused an event for ${stream}: ${reason}`);
+  }
+}
+
 export function satisfiesExpected(expected: ExpectedRevision, actual: number): boolean {
   switch (expected) {
     case 'any':

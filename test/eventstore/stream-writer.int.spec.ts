@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../commands/errors.ts';
 import { StreamWriter } from '../../commands/stream-writer.ts';
+import type { NewEvent } from '../../events/envelope.ts';
 import { deterministicEventId } from '../../events/index.ts';
+import { UnstorableEventError } from '../../events/store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { testDatabase } from '../support/database.ts';
@@ -62,5 +65,104 @@ describe('stream writers of two instances over one store', () => {
       'Noticed',
       'Added',
     ]);
+  });
+});
+
+/** Each command appends one event carrying its note; the note 'bad-id' gives the event an id that is no UUID. */
+const noting = (store: PostgresEventStore, appends: number[] = []) => {
+  const counting = Object.create(store) as PostgresEventStore;
+  counting.append = (stream, events, expected) => {
+    appends.push(events.length);
+    return store.append(stream, events, expected);
+  };
+  return new StreamWriter<number, string, { type: 'Noted'; note: string }>(counting, {
+    initialState: () => 0,
+    evolve: (count) => count + 1,
+    decide: (note) => [{ type: 'Noted', note }],
+    parse: (stored) => ({ type: 'Noted', note: (stored.data as { note: string }).note }),
+    serialize: (event): NewEvent => ({
+      id: event.note === 'bad-id' ? 'not-a-uuid' : randomUUID(),
+      type: event.type,
+      data: { note: event.note, detail: { theNote: event.note } },
+      metadata: { schemaVersion: 1 },
+    }),
+  });
+};
+
+describe('one command whose event cannot be stored, in a group of clean ones', () => {
+  let database: Database;
+  let store: PostgresEventStore;
+  beforeAll(async () => {
+    database = await testDatabase();
+    store = await PostgresEventStore.open({
+      pool: database.pool,
+      listenConfig: database.clientConfig,
+      schema: database.schema,
+    });
+  });
+  afterAll(async () => {
+    await store.close();
+    await database.close();
+  });
+
+  /** The first command goes alone; the rest queue behind its append and are appended as one group. */
+  const submitGroup = (writer: ReturnType<typeof noting>, stream: string, notes: string[]) =>
+    Promise.allSettled(notes.map((note) => writer.submit(stream, note)));
+
+  it('refuses text PostgreSQL cannot keep as invalid, naming the field, and appends the others', async () => {
+    const stream = `noted-${randomUUID()}`;
+    const appends: number[] = [];
+    const notes = ['first', ...Array.from({ length: 20 }, (_, i) => `clean-${i}`)];
+    notes.splice(7, 0, 'nul \u0000 here');
+    notes.splice(14, 0, 'lone \ud800 here');
+    const results = await submitGroup(noting(store, appends), stream, notes);
+    const refused = results.flatMap((r, i) => (r.status === 'rejected' ? [[notes[i], r.reason]] : []));
+    expect(refused.map(([note]) => note)).toEqual(['nul \u0000 here', 'lone \ud800 here']);
+    for (const [, reason] of refused) {
+      expect(reason).toBeInstanceOf(DomainError);
+      expect(reason).toMatchObject({ kind: 'invalid', field: 'note' });
+    }
+    expect((refused[0] as [string, Error])[1].message).toBe(
+      "'note' holds a NUL character (U+0000), which cannot be stored",
+    );
+    expect((refused[1] as [string, Error])[1].message).toMatch(/unpaired surrogate \(U\+D800\)/);
+    const stored = await store.readStream(stream);
+    expect(stored.map((e) => (e.data as { note: string }).note)).toEqual(
+      notes.filter((n) => !/nul|lone/.test(n)),
+    );
+    // Refused before the store saw them: the group still went in one append.
+    expect(appends).toEqual([1, notes.length - 3]);
+  });
+
+  it('fails only the command whose event the store refuses, retrying the rest of its group', async () => {
+    const stream = `noted-${randomUUID()}`;
+    const appends: number[] = [];
+    const notes = ['first', ...Array.from({ length: 30 }, (_, i) => `clean-${i}`)];
+    notes.splice(19, 0, 'bad-id');
+    const results = await submitGroup(noting(store, appends), stream, notes);
+    const refused = results.flatMap((r, i) => (r.status === 'rejected' ? [[notes[i], r.reason]] : []));
+    expect(refused.map(([note]) => note)).toEqual(['bad-id']);
+    expect((refused[0] as [string, Error])[1]).toBeInstanceOf(UnstorableEventError);
+    const stored = await store.readStream(stream);
+    expect(stored.map((e) => (e.data as { note: string }).note)).toEqual(notes.filter((n) => n !== 'bad-id'));
+    expect(stored.map((e) => e.revision)).toEqual(stored.map((_, i) => i));
+    // The group of 31 was tried whole, then halved down to the offender: a few appends, not one per command.
+    expect(appends[1]).toBe(notes.length - 1);
+    expect(appends.length).toBeLessThanOrEqual(2 + 2 * Math.ceil(Math.log2(notes.length)));
+  });
+
+  it('reports content the store refuses as an UnstorableEventError, failing no other stream', async () => {
+    const event = (note: string): NewEvent => ({
+      id: randomUUID(),
+      type: 'Noted',
+      data: { note },
+      metadata: { schemaVersion: 1 },
+    });
+    const streams = Array.from({ length: 10 }, () => `direct-${randomUUID()}`);
+    const results = await Promise.allSettled(
+      streams.map((stream, i) => store.append(stream, [event(i === 4 ? 'a\u0000b' : 'clean')], 'no_stream')),
+    );
+    expect(results.map((r) => r.status)).toEqual(streams.map((_, i) => (i === 4 ? 'rejected' : 'fulfilled')));
+    expect((results[4] as PromiseRejectedResult).reason).toBeInstanceOf(UnstorableEventError);
   });
 });

@@ -11,7 +11,7 @@ import type {
 import { compareCheckpoints, EVENT_COLUMNS, type EventRow, fromRow, parseCheckpoint } from './rows.ts';
 import { migrateEventStore } from './schema.ts';
 import { SharedTail } from './tail.ts';
-import { type AppendOutcome, type AppendRequest, writeBatch } from './write-batch.ts';
+import { type AppendOutcome, type AppendRequest, appendError, writeBatch } from './write-batch.ts';
 
 interface QueuedAppend extends AppendRequest {
   resolve(result: AppendResult): void;
@@ -31,6 +31,8 @@ export interface PostgresEventStoreOptions {
 }
 
 const PAGE_SIZE = 500;
+/** The pause before opening a lost LISTEN connection again. */
+const RELISTEN_MS = 500;
 
 export class PostgresEventStore implements EventStore {
   readonly kind = 'postgres' as const;
@@ -44,6 +46,7 @@ export class PostgresEventStore implements EventStore {
   private listener: pg.Client | undefined;
   private listening: Promise<void> | undefined;
   private tail: SharedTail | undefined;
+  private relisten: NodeJS.Timeout | undefined;
   private closed = false;
 
   private constructor(private readonly options: PostgresEventStoreOptions) {
@@ -82,7 +85,8 @@ export class PostgresEventStore implements EventStore {
         settle(batch, await this.writeInTransaction(batch));
       } catch (error) {
         if (batch.length === 1) {
-          (batch[0] as QueuedAppend).reject(error as Error);
+          const request = batch[0] as QueuedAppend;
+          request.reject(appendError(request, error));
           continue;
         }
         // One bad request (an id reused across streams, say) must not fail the others: write each alone.
@@ -90,7 +94,7 @@ export class PostgresEventStore implements EventStore {
           try {
             settle([request], await this.writeInTransaction([request]));
           } catch (single) {
-            request.reject(single as Error);
+            request.reject(appendError(request, single));
           }
         }
       }
@@ -183,22 +187,53 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
+  /**
+   * The LISTEN connection only hastens subscribers (the tail polls anyway), so it never fails a subscription:
+   * when it cannot be opened or is lost (the database restarting), it is opened again in the background.
+   */
   private listen(): Promise<void> {
-    this.listening ??= (async () => {
-      const client = new pg.Client(this.options.listenConfig);
-      client.on('notification', () => {
-        this.wakeups.next();
-      });
-      client.on('error', () => {
-        // Subscribers keep polling; the next subscribe reconnects.
-        this.listener = undefined;
-        this.listening = undefined;
-      });
+    this.listening ??= this.openListener().catch(() => {
+      this.listening = undefined;
+      this.listenAgainSoon();
+    });
+    return this.listening;
+  }
+
+  private async openListener(): Promise<void> {
+    const client = new pg.Client(this.options.listenConfig);
+    client.on('notification', () => {
+      this.wakeups.next();
+    });
+    client.on('error', () => {
+      // Errors while connecting reject `connect` instead; this is a live connection lost.
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      this.listening = undefined;
+      client.end().catch(() => undefined);
+      this.listenAgainSoon();
+    });
+    try {
       await client.connect();
       await client.query(`LISTEN "${this.channel}"`);
-      this.listener = client;
-    })();
-    return this.listening;
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.listener = client;
+    // Appends notified while nobody listened would otherwise wait for the next poll.
+    this.wakeups.next();
+  }
+
+  private listenAgainSoon(): void {
+    if (this.closed || this.relisten) return;
+    this.relisten = setTimeout(() => {
+      this.relisten = undefined;
+      if (!this.closed) void this.listen();
+    }, RELISTEN_MS);
   }
 
   compareCheckpoints(a: string, b: string): number {
@@ -207,6 +242,7 @@ export class PostgresEventStore implements EventStore {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.relisten);
     while (this.flushing) await this.flushing;
     this.wakeups.complete();
     await this.listener?.end().catch(() => undefined);

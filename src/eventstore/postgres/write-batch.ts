@@ -4,6 +4,7 @@ import {
   type AppendResult,
   DuplicateEventIdError,
   type ExpectedRevision,
+  UnstorableEventError,
   WrongExpectedRevisionError,
 } from '../../../events/store.ts';
 import { toCheckpoint } from './rows.ts';
@@ -85,6 +86,17 @@ export async function writeBatch(
     ],
   });
   return requests.map((request, i) => toOutcome(request, rows[i]));
+}
+
+/**
+ * A failed append as the port reports it: PostgreSQL's data exceptions (SQLSTATE class 22: a NUL in jsonb or
+ * text, an id that is no UUID) are about what an event holds, so the writer can retry without that event.
+ */
+export function appendError(request: AppendRequest, error: unknown): Error {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && code.startsWith('22'))
+    return new UnstorableEventError(request.stream, (error as Error).message);
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function toOutcome(request: AppendRequest, row: OutcomeRow | undefined): AppendOutcome {
