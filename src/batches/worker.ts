@@ -99,6 +99,10 @@ export class BatchWorker {
 
   private async tryWork(batchId: string): Promise<void> {
     const client = await this.options.pool.connect();
+    // The database going away (a restart) must not end the process: the lock goes with the session, the unlock
+    // below fails and is logged, and the next pass takes the batch again from its recorded lines.
+    const lost = (error: Error) => this.options.log(`batch ${batchId} lost its lease: ${String(error)}`);
+    client.on('error', lost);
     try {
       const { rows } = await client.query<{ held: boolean }>(
         `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.batch.' || $1)) AS held`,
@@ -113,6 +117,7 @@ export class BatchWorker {
         ]);
       }
     } finally {
+      client.removeListener('error', lost);
       client.release();
     }
   }

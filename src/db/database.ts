@@ -22,6 +22,29 @@ export interface OpenDatabaseOptions {
   durable?: boolean;
 }
 
+/**
+ * How long a query may wait for a connection, the pool's queue included. While the database is gone (a restart,
+ * a failover) requests fail within this bound, as 503s, instead of queueing without end.
+ */
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A pool that survives its server going away. A client the pool holds idle has the pool's own error listener,
+ * but one checked out (a lease held for minutes, a transaction in flight) has none, and a connection that dies
+ * under it would raise an unhandled 'error' event and end the process. Every client therefore gets a listener
+ * of its own; the code holding it sees its next query fail, and the pool discards the broken client when it
+ * comes back and opens a fresh connection on the next checkout.
+ */
+function resilientPool(config: pg.ClientConfig, max: number): pg.Pool {
+  // Keep-alive probes let an idle connection to a server that vanished without closing it be noticed.
+  const pool = new pg.Pool({ ...config, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true });
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
+  return pool;
+}
+
 // Dates stay JS Dates; bigint columns arrive as strings and are converted where read.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
 
@@ -52,10 +75,7 @@ export async function openDatabase(
   } finally {
     await bootstrap.end();
   }
-  const pool = new pg.Pool({ ...clientConfig, max: 10 });
-  pool.on('error', () => {
-    // An idle client lost its connection; the pool replaces it on the next checkout.
-  });
+  const pool = resilientPool(clientConfig, 10);
   const extra: pg.Pool[] = [];
   return {
     pool,
@@ -63,8 +83,7 @@ export async function openDatabase(
     clientConfig,
     embedded,
     dedicatedPool(max) {
-      const dedicated = new pg.Pool({ ...clientConfig, max });
-      dedicated.on('error', () => {});
+      const dedicated = resilientPool(clientConfig, max);
       extra.push(dedicated);
       return dedicated;
     },

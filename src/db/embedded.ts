@@ -76,14 +76,75 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   ];
   if (options.durable === false)
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
-  const child = spawn(binaries.postgres, flags, { ...runAs, stdio: ['ignore', 'ignore', 'pipe'] });
-  let output = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  });
   const connectionString = url(password, port);
-  await waitForConnections(connectionString, child, () => output);
-  return { connectionString, fresh, owned: true, stop: () => stopChild(child) };
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn(binaries.postgres, flags, { ...runAs, stdio: ['ignore', 'ignore', 'pipe'] });
+    let output = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+    });
+    await waitForConnections(connectionString, child, () => output);
+    return child;
+  };
+  const supervisor = new Supervisor(launch, options.log);
+  await supervisor.start();
+  return { connectionString, fresh, owned: true, stop: () => supervisor.stop() };
+}
+
+const RESTART_BACKOFF_MS = [100, 250, 500, 1000, 2000];
+
+/**
+ * Keeps the gateway's own PostgreSQL running: when the postmaster exits without being asked to (killed, out of
+ * memory), it is started again on the same data directory and port, so the connection string every pool holds
+ * stays valid and the pools simply reconnect. PostgreSQL's own interlock (the shared-memory key in
+ * postmaster.pid) refuses to start while backends of the dead postmaster still run; the attempts repeat, with a
+ * growing pause, until they have gone.
+ */
+class Supervisor {
+  private child: ChildProcess | undefined;
+  private stopping = false;
+  private restarting: Promise<void> | undefined;
+
+  constructor(
+    private readonly launch: () => Promise<ChildProcess>,
+    private readonly log?: (line: string) => void,
+  ) {}
+
+  async start(): Promise<void> {
+    this.watch(await this.launch());
+  }
+
+  private watch(child: ChildProcess): void {
+    this.child = child;
+    child.once('exit', (code, signal) => {
+      if (this.stopping) return;
+      this.log?.(`embedded PostgreSQL exited unexpectedly (${signal ?? `code ${code}`}); restarting it`);
+      this.restarting = this.restart().finally(() => {
+        this.restarting = undefined;
+      });
+    });
+  }
+
+  private async restart(): Promise<void> {
+    for (let attempt = 0; !this.stopping; attempt++) {
+      try {
+        const child = await this.launch();
+        if (this.stopping) return void (await stopChild(child));
+        this.watch(child);
+        this.log?.('embedded PostgreSQL restarted');
+        return;
+      } catch (error) {
+        this.log?.(`embedded PostgreSQL failed to restart, retrying: ${String(error).slice(0, 500)}`);
+        await sleep(RESTART_BACKOFF_MS[Math.min(attempt, RESTART_BACKOFF_MS.length - 1)] as number);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.restarting;
+    if (this.child) await stopChild(this.child);
+  }
 }
 
 async function initCluster(initdb: string, dataDir: string, pgdata: string, runAs: RunAs): Promise<string> {

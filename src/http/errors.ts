@@ -2,6 +2,7 @@ import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type DomainErrorKind } from '../../commands/errors.ts';
 import { TopUpRequired } from '../../commands/subaccount/decide.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 
 /** Every `type` the API can answer with; `code` in the body is always the HTTP status. */
 export type ApiErrorType =
@@ -42,6 +43,9 @@ export interface DescribedError {
   body: ErrorBody;
   headers: Record<string, string>;
 }
+
+/** An embedded PostgreSQL restarts within a second or two. */
+const STORE_RETRY = { 'retry-after': '2' };
 
 const domainStatus: Record<DomainErrorKind, [number, ApiErrorType]> = {
   invalid: [400, 'invalid_request_error'],
@@ -85,6 +89,15 @@ function classify(error: unknown): [number, ApiErrorType, string, Record<string,
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return [status, 'invalid_request_error', fastifyError.message ?? 'Bad request', {}];
+  }
+  if (isDatabaseUnavailable(error)) {
+    // The store is restarting or unreachable: a passing state, so the client is told when to try again.
+    return [
+      503,
+      'api_error',
+      'The gateway cannot reach its database right now; retry the request',
+      STORE_RETRY,
+    ];
   }
   return [500, 'api_error', 'The gateway failed to process the request', {}];
 }

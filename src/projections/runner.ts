@@ -60,10 +60,14 @@ export class ProjectionRunner {
       let client: pg.PoolClient | undefined;
       try {
         client = await this.options.pool.connect();
+        // The lease goes with its connection: when the database goes away, stop projecting at once and take the
+        // lease again once it is back (the lock is gone with the session, so another instance may have it).
+        const lost = new AbortController();
+        client.on('error', () => lost.abort());
         const { rows } = await client.query<{ held: boolean }>(
           `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.projections')) AS held`,
         );
-        if (rows[0]?.held) await this.runWhileConnected(client);
+        if (rows[0]?.held) await this.runWhileConnected(client, lost.signal);
       } catch (error) {
         if (!signal.aborted) this.options.onError?.('lease', error);
       } finally {
@@ -74,10 +78,11 @@ export class ProjectionRunner {
     }
   }
 
-  private async runWhileConnected(lease: pg.PoolClient): Promise<void> {
+  private async runWhileConnected(lease: pg.PoolClient, lost: AbortSignal): Promise<void> {
     const leased = new AbortController();
     const stopAll = () => leased.abort();
     this.controller.signal.addEventListener('abort', stopAll, { once: true });
+    lost.addEventListener('abort', stopAll, { once: true });
     const loops = [this.run(leased.signal)];
     try {
       while (!leased.signal.aborted) {
@@ -87,6 +92,7 @@ export class ProjectionRunner {
     } finally {
       leased.abort();
       this.controller.signal.removeEventListener('abort', stopAll);
+      lost.removeEventListener('abort', stopAll);
       await Promise.allSettled(loops);
     }
   }
