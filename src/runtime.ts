@@ -31,6 +31,7 @@ import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
 import { ProviderHealth } from './providers/health.ts';
+import { warmTokenizer } from './tokens/count.ts';
 import { Webhooks } from './webhooks/service.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { startWorkers } from './workers/index.ts';
@@ -126,6 +127,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     log: options.log,
     intervalMs: options.workerIntervalsMs?.webhooks,
   });
+  // The tokenizer's rank table takes ~200 ms to load: paid here at start, not by the first request's neighbours.
+  warmTokenizer();
   const chat = {
     spending,
     catalog: buildCatalog(),

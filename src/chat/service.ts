@@ -5,7 +5,7 @@ import type { Hold, Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { ApiError } from '../http/errors.ts';
 import type { ReportedUsage } from '../providers/types.ts';
-import { countChatInputTokens, countTextTokens } from '../tokens/count.ts';
+import { countChatInputTokensAsync, countTextTokensAsync } from '../tokens/count.ts';
 import { affordableOutputTokens, chatCharge, tokensOnly } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
 
@@ -63,11 +63,10 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
 }
 
 /** Messages, plus tool definitions and a response schema, which providers bill as input too. */
-export function countInputTokens(body: ChatCompletionRequest): number {
+export async function countInputTokens(body: ChatCompletionRequest): Promise<number> {
   const extras = [body.tools, body.response_format].filter((part) => part !== undefined);
-  return (
-    countChatInputTokens(body.messages) + (extras.length > 0 ? countTextTokens(JSON.stringify(extras)) : 0)
-  );
+  const messages = await countChatInputTokensAsync(body.messages);
+  return messages + (extras.length > 0 ? await countTextTokensAsync(JSON.stringify(extras)) : 0);
 }
 
 /**
@@ -84,7 +83,7 @@ export async function prepareChat(
   tag: string | null,
   discount: Discount = 'none',
 ): Promise<PreparedChat> {
-  const inputTokens = countInputTokens(body);
+  const inputTokens = await countInputTokens(body);
   const limit = checkRequest(model, body, inputTokens);
   const requested = body.max_completion_tokens ?? body.max_tokens;
   const worst = chatCharge(model, tokensOnly(inputTokens, requested ?? limit), discount).chargedNanos;
@@ -103,7 +102,7 @@ export async function settleChat(
   usage: ReportedUsage | undefined,
   producedText: string,
 ): Promise<bigint> {
-  const billed = usage ?? tokensOnly(prepared.inputTokens, countTextTokens(producedText));
+  const billed = usage ?? tokensOnly(prepared.inputTokens, await countTextTokensAsync(producedText));
   const charge = chatCharge(prepared.model, billed, prepared.discount);
   await spending.settle(prepared.hold, {
     actualNanos: charge.chargedNanos,

@@ -5,7 +5,7 @@ import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, completeChat } from '../chat/dispatch.ts';
 import { ApiError } from '../http/errors.ts';
 import { isAvailable } from '../providers/registry.ts';
-import { countTextTokens } from '../tokens/count.ts';
+import { countTextsAsync, countTextTokensAsync } from '../tokens/count.ts';
 import type { RequestContext, Served } from './dispatch.ts';
 import { findModel } from './extra-models.ts';
 import { reportedCount } from './reply.ts';
@@ -116,7 +116,8 @@ export async function askChatModel(
     { role: 'system' as const, content: task.system },
     { role: 'user' as const, content: task.user },
   ];
-  const estimate = countTextTokens(task.system) + countTextTokens(task.user) + 16;
+  const [systemTokens = 0, userTokens = 0] = await countTextsAsync([task.system, task.user]);
+  const estimate = systemTokens + userTokens + 16;
   const served = await completeChat(
     deps,
     context.auth,
@@ -146,13 +147,14 @@ export async function askChatModel(
     | undefined;
   const prompt = reportedCount(reported?.prompt_tokens);
   const completion = reportedCount(reported?.completion_tokens);
+  const counted = prompt !== undefined && completion !== undefined ? 0 : await countTextTokensAsync(text);
   const usage: TaskUsage =
     prompt !== undefined && completion !== undefined
       ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
       : {
           prompt_tokens: served.prepared.inputTokens,
-          completion_tokens: countTextTokens(text),
-          total_tokens: served.prepared.inputTokens + countTextTokens(text),
+          completion_tokens: counted,
+          total_tokens: served.prepared.inputTokens + counted,
           estimated: true,
         };
   return {

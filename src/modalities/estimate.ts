@@ -1,5 +1,5 @@
 import type { PriceLine } from '../billing/charge.ts';
-import { countTextTokens } from '../tokens/count.ts';
+import { countTextsAsync } from '../tokens/count.ts';
 
 /**
  * The gateway counts with OpenAI's o200k tokenizer; Cohere, Voyage, Google and Mistral tokenize differently and
@@ -10,8 +10,9 @@ export function worstCaseTokens(counted: number, texts: number): number {
   return counted + Math.ceil(counted / 10) + 16 * texts;
 }
 
-export function countAll(texts: readonly string[]): number {
-  return texts.reduce((sum, text) => sum + countTextTokens(text), 0);
+export async function countAll(texts: readonly string[]): Promise<number> {
+  const counts = await countTextsAsync([...texts]);
+  return counts.reduce((sum, count) => sum + count, 0);
 }
 
 export function inputTokensLine(quantity: number, unitPriceNanosPerMillion: bigint): PriceLine {

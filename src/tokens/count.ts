@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
-import type * as O200kBase from 'gpt-tokenizer/encoding/o200k_base';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { boundedPieces, countBounded, o200k, PLAIN_TEXT, tokenUpperBound } from './bpe.ts';
 
 export type ChatMessageLike = { role: string; content?: unknown; name?: string; tool_calls?: unknown };
 
@@ -15,63 +15,159 @@ const REPLY_PRIMING_TOKENS = 3;
 // typical images; extreme aspect ratios can reach 1,445 there, and other models price differently.
 export const IMAGE_TOKENS = 1105;
 
-// The o200k rank table is ~2.4 MB of JS and takes ~200 ms to evaluate, so it is required on first
-// use rather than imported: processes that never count tokens (CLI, migrations) never pay for it.
-const require = createRequire(import.meta.url);
-let encoder: typeof O200kBase | undefined;
+/**
+ * Counting runs on the event loop, so no single call may take more than a few milliseconds. Measured worst
+ * case (CJK without spaces) is ~0.6 µs a character: texts up to SYNC_CHARS are counted at once; longer ones
+ * are counted in slices with the loop given back between them (the `Async` functions), and a request whose
+ * counting has used up COUNT_BUDGET_MS of the loop gets the upper bound for the rest (the hold is then larger
+ * than needed; the charge still comes from the provider's usage).
+ */
+const SYNC_CHARS = 8_192;
+const SLICE_CHARS = 2_048;
+const YIELD_AFTER_MS = 4;
+const COUNT_BUDGET_MS = 400;
 
-function o200k(): typeof O200kBase {
-  encoder ??= require('gpt-tokenizer/encoding/o200k_base') as typeof O200kBase;
-  return encoder;
+export function warmTokenizer(): void {
+  o200k();
 }
 
-// The API treats '<|endoftext|>' and friends in user text as plain text; the library's default
-// would throw on them instead.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-
+/**
+ * Tokens of a text. Exact (o200k_base) for ordinary text up to SYNC_CHARS; beyond that the upper bound,
+ * since a synchronous caller cannot be given the loop back. Request paths use `countTextTokensAsync`.
+ */
 export function countTextTokens(text: string): number {
   if (typeof text !== 'string') return countTextTokens(safeJson(text));
-  return text === '' ? 0 : o200k().countTokens(text, PLAIN_TEXT);
+  if (text === '') return 0;
+  return text.length <= SYNC_CHARS ? countBounded(text) : tokenUpperBound(text);
+}
+
+/** Tokens of a text of any size, counted without holding the event loop for more than a few milliseconds. */
+export async function countTextTokensAsync(text: string): Promise<number> {
+  return countAll([typeof text === 'string' ? text : safeJson(text)]);
+}
+
+/** The texts that make up a chat's input, and the fixed tokens of its framing. */
+interface Tally {
+  fixed: number;
+  texts: string[];
 }
 
 export function countChatInputTokens(messages: ChatMessageLike[]): number {
-  if (!Array.isArray(messages)) return REPLY_PRIMING_TOKENS + countUnknown(messages);
-  let total = REPLY_PRIMING_TOKENS;
-  for (const message of messages) total += TOKENS_PER_MESSAGE + countMessage(message);
+  const tally = chatTally(messages);
+  return tally.texts.reduce((sum, text) => sum + countTextTokens(text), tally.fixed);
+}
+
+export async function countChatInputTokensAsync(messages: ChatMessageLike[]): Promise<number> {
+  const tally = chatTally(messages);
+  return tally.fixed + (await countAll(tally.texts));
+}
+
+/** Several texts counted as one request's work: one budget and one pace for all of them. */
+export async function countTextsAsync(texts: string[]): Promise<number[]> {
+  const pace = new Pace();
+  const counts: number[] = [];
+  for (const text of texts) counts.push(await countSliced(text, pace));
+  return counts;
+}
+
+async function countAll(texts: string[]): Promise<number> {
+  const counts = await countTextsAsync(texts);
+  return counts.reduce((sum, count) => sum + count, 0);
+}
+
+/** Tracks the loop time one request's counting has taken, and gives the loop back every few milliseconds. */
+class Pace {
+  private spent = 0;
+  private since = performance.now();
+
+  get exhausted(): boolean {
+    return this.spent + (performance.now() - this.since) > COUNT_BUDGET_MS;
+  }
+
+  async breathe(): Promise<void> {
+    const ran = performance.now() - this.since;
+    if (ran < YIELD_AFTER_MS) return;
+    this.spent += ran;
+    await yieldToLoop();
+    this.since = performance.now();
+  }
+}
+
+async function countSliced(text: string, pace: Pace): Promise<number> {
+  let total = 0;
+  for (let from = 0; from < text.length; ) {
+    const to = sliceEnd(text, from);
+    const slice = text.slice(from, to);
+    total += pace.exhausted ? tokenUpperBound(slice) : countBounded(slice);
+    from = to;
+    await pace.breathe();
+  }
   return total;
 }
 
-function countMessage(message: unknown): number {
-  if (typeof message !== 'object' || message === null || Array.isArray(message)) return countUnknown(message);
-  let total = 0;
+/** Where a slice starting at `from` ends: before a space that starts a word, so counts match the whole text's. */
+function sliceEnd(text: string, from: number): number {
+  const limit = from + SLICE_CHARS;
+  if (limit >= text.length) return text.length;
+  for (let at = limit; at > limit - 256; at--) {
+    if (/\s/.test(text[at] as string) && !/\s/.test(text[at - 1] as string)) return at;
+  }
+  const code = text.charCodeAt(limit);
+  return code >= 0xdc00 && code <= 0xdfff ? limit + 1 : limit;
+}
+
+function chatTally(messages: unknown): Tally {
+  const tally: Tally = { fixed: REPLY_PRIMING_TOKENS, texts: [] };
+  if (!Array.isArray(messages)) {
+    addUnknown(tally, messages);
+    return tally;
+  }
+  for (const message of messages) {
+    tally.fixed += TOKENS_PER_MESSAGE;
+    addMessage(tally, message);
+  }
+  return tally;
+}
+
+function addMessage(tally: Tally, message: unknown): void {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+    addUnknown(tally, message);
+    return;
+  }
   // Like the cookbook, every field is counted, so extras such as tool_call_id are not free.
   for (const [key, value] of Object.entries(message)) {
     if (value === undefined || value === null) continue;
-    if (key === 'content') total += countContent(value);
-    else if (key === 'name') total += TOKENS_PER_NAME + countUnknown(value);
-    else total += countUnknown(value);
+    if (key === 'content') addContent(tally, value);
+    else if (key === 'name') {
+      tally.fixed += TOKENS_PER_NAME;
+      addUnknown(tally, value);
+    } else addUnknown(tally, value);
   }
-  return total;
 }
 
-function countContent(content: unknown): number {
-  if (!Array.isArray(content)) return countUnknown(content);
-  let total = 0;
-  for (const part of content) total += countPart(part);
-  return total;
-}
-
-function countPart(part: unknown): number {
-  if (typeof part === 'object' && part !== null) {
-    const { type, text } = part as { type?: unknown; text?: unknown };
-    if (type === 'text' && typeof text === 'string') return countTextTokens(text);
-    if (type === 'image_url') return IMAGE_TOKENS;
+function addContent(tally: Tally, content: unknown): void {
+  if (!Array.isArray(content)) {
+    addUnknown(tally, content);
+    return;
   }
-  return countUnknown(part);
+  for (const part of content) {
+    if (typeof part === 'object' && part !== null) {
+      const { type, text } = part as { type?: unknown; text?: unknown };
+      if (type === 'text' && typeof text === 'string') {
+        tally.texts.push(text);
+        continue;
+      }
+      if (type === 'image_url') {
+        tally.fixed += IMAGE_TOKENS;
+        continue;
+      }
+    }
+    addUnknown(tally, part);
+  }
 }
 
-function countUnknown(value: unknown): number {
-  return countTextTokens(typeof value === 'string' ? value : safeJson(value));
+function addUnknown(tally: Tally, value: unknown): void {
+  tally.texts.push(typeof value === 'string' ? value : safeJson(value));
 }
 
 function safeJson(value: unknown): string {
@@ -89,7 +185,8 @@ function safeJson(value: unknown): string {
 
 /**
  * The text of the first `maxTokens` tokens, backed off to a whole character and so that it re-counts
- * to at most the limit: a truncated reply never bills more than the caller allowed.
+ * to at most the limit: a truncated reply never bills more than the caller allowed. Tokenizing stops once
+ * past the limit, so a huge text with a small limit costs little.
  */
 export function truncateToTokens(
   text: string,
@@ -97,19 +194,26 @@ export function truncateToTokens(
 ): { text: string; tokens: number; truncated: boolean } {
   const limit = Number.isNaN(maxTokens) ? 0 : Math.max(0, Math.floor(maxTokens));
   const { encode, decode } = o200k();
-  const tokens = encode(text, PLAIN_TEXT);
-  if (tokens.length <= limit) return { text, tokens: tokens.length, truncated: false };
+  const tokens: number[] = [];
+  let consumed = 0;
+  for (const piece of boundedPieces(text)) {
+    for (const token of encode(piece, PLAIN_TEXT)) tokens.push(token);
+    consumed += piece.length;
+    if (tokens.length > limit) break;
+  }
+  if (consumed === text.length && tokens.length <= limit)
+    return { text, tokens: tokens.length, truncated: false };
   // gpt-tokenizer 4.0 decodes through one shared streaming TextDecoder that is never flushed, so
   // decoding a prefix that ends inside a character leaks its stray bytes into the next decode as
   // U+FFFD. Decoding the remainder instead always ends cleanly; a cut inside a character shows up
   // as a remainder that is not a suffix of the whole, and we back off (a code point spans at most
   // four tokens).
   const whole = decode(tokens);
-  for (let cut = limit; cut > 0; cut--) {
+  for (let cut = Math.min(limit, tokens.length); cut > 0; cut--) {
     const rest = decode(tokens.slice(cut));
     if (!whole.endsWith(rest)) continue;
     const prefix = whole.slice(0, whole.length - rest.length);
-    const count = countTextTokens(prefix);
+    const count = countBounded(prefix);
     if (count <= limit) return { text: prefix, tokens: count, truncated: true };
   }
   return { text: '', tokens: 0, truncated: true };

@@ -14,14 +14,14 @@ const catalog = buildCatalog();
 const model = (id: string) => findModel(catalog, id) as CatalogModel;
 
 describe('base64 embeddings', () => {
-  it('are float32 little-endian, as OpenAI sends them', () => {
+  it('are float32 little-endian, as OpenAI sends them', async () => {
     expect(float32Base64([1, -2])).toBe(Buffer.from([0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]).toString('base64'));
     expect(fromFloat32Base64(float32Base64([0.5, -0.25, 0.125]))).toEqual([0.5, -0.25, 0.125]);
   });
 });
 
 describe('worst cases', () => {
-  it('hold 10% more tokens than counted plus 16 per text', () => {
+  it('hold 10% more tokens than counted plus 16 per text', async () => {
     expect(worstCaseTokens(100, 1)).toBe(126);
     expect(worstCaseTokens(95, 3)).toBe(95 + 10 + 48);
   });
@@ -31,23 +31,23 @@ describe('rerank pricing', () => {
   const query = 'capital of France';
   const documents = ['Paris is the capital of France', 'Berlin is in Germany'];
 
-  it('bills Cohere per search unit at $2 per 1,000', () => {
-    const pricing = rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, documents);
+  it('bills Cohere per search unit at $2 per 1,000', async () => {
+    const pricing = await rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, documents);
     expect(pricing).toMatchObject({ unit: 'search_units', item: 'search_units', counted: 1, worst: 1 });
     expect(pricing.unitPriceNanosPerMillion).toBe(2_000_000_000_000n);
   });
 
-  it('counts a search unit per 100 documents, long documents as several', () => {
+  it('counts a search unit per 100 documents, long documents as several', async () => {
     const many = Array.from({ length: 150 }, () => 'a short document');
-    expect(rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, many).counted).toBe(2);
+    expect((await rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, many)).counted).toBe(2);
     const long = ['word '.repeat(1200)];
-    expect(rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, long).counted).toBe(1);
+    expect((await rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, long)).counted).toBe(1);
     const chunks = Array.from({ length: 40 }, () => 'word '.repeat(1200));
-    expect(rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, chunks).counted).toBe(2);
+    expect((await rerankPricing(model('cohere/rerank-v3.5'), cohereRerank, query, chunks)).counted).toBe(2);
   });
 
-  it('bills Voyage per token: the query once per document plus every document', () => {
-    const pricing = rerankPricing(model('voyageai/rerank-2.5'), voyageRerank, query, documents);
+  it('bills Voyage per token: the query once per document plus every document', async () => {
+    const pricing = await rerankPricing(model('voyageai/rerank-2.5'), voyageRerank, query, documents);
     const q = countTextTokens(query);
     const counted = q * 2 + countTextTokens(documents[0] as string) + countTextTokens(documents[1] as string);
     expect(pricing).toMatchObject({ unit: 'tokens', item: 'input_tokens', counted });

@@ -2,7 +2,9 @@ import { encodeChat } from 'gpt-tokenizer/model/gpt-4o';
 import { describe, expect, it } from 'vitest';
 import {
   countChatInputTokens,
+  countChatInputTokensAsync,
   countTextTokens,
+  countTextTokensAsync,
   IMAGE_TOKENS,
   truncateToTokens,
 } from '../../src/tokens/count.ts';
@@ -124,5 +126,48 @@ describe('truncateToTokens', () => {
       expect(cut.tokens).toBe(countTextTokens(cut.text));
       expect(cut.tokens).toBeLessThanOrEqual(limit);
     }
+  });
+});
+
+describe('counting huge inputs without holding the event loop', () => {
+  const cjk = (n: number) =>
+    Array.from({ length: n }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 20_000))).join('');
+
+  it('gives the loop back while counting a large text', async () => {
+    const order: string[] = [];
+    setImmediate(() => order.push('other work'));
+    await countTextTokensAsync('a'.repeat(300_000)).then(() => order.push('counted'));
+    expect(order).toEqual(['other work', 'counted']);
+  });
+
+  it('counts long runs without spaces in linear time, within the byte bound', async () => {
+    // Quadratic before runs were split: 400k of `a` took minutes and 100k CJK characters 18 s.
+    for (const text of ['a'.repeat(400_000), cjk(100_000), ' '.repeat(200_000), 'A'.repeat(50_000) + 'b']) {
+      const counted = await countTextTokensAsync(text);
+      expect(counted).toBeGreaterThan(0);
+      expect(counted).toBeLessThanOrEqual(Buffer.byteLength(text));
+    }
+    expect(
+      await countChatInputTokensAsync([
+        { role: 'user', content: [{ type: 'text', text: 'a'.repeat(400_000) }] },
+      ]),
+    ).toBeGreaterThan(40_000);
+  });
+
+  it('agrees with the plain count on ordinary text', async () => {
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(2_000);
+    expect(await countTextTokensAsync(text)).toBe(encodeChat([{ role: 'user', content: text }]).length - 7);
+    expect(await countTextTokensAsync('hello world')).toBe(countTextTokens('hello world'));
+  });
+
+  it('answers a synchronous caller with the byte bound past a few thousand characters', () => {
+    const text = 'word '.repeat(10_000);
+    expect(countTextTokens(text)).toBe(Buffer.byteLength(text));
+  });
+
+  it('truncates a huge reply by tokenizing only what it keeps', () => {
+    const cut = truncateToTokens('a'.repeat(2_000_000), 100);
+    expect(cut).toMatchObject({ tokens: 100, truncated: true });
+    expect(cut.text).toBe('a'.repeat(cut.text.length));
   });
 });

@@ -14,7 +14,7 @@ export async function createEmbeddings(
   const target = resolveModalityModel(deps, embeddingsEndpoint, body.model);
   const price = target.model.prices.inputNanosPerMillion ?? 0n;
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
-  const counted = countAll(inputs);
+  const counted = await countAll(inputs);
   const served = await dispatch(
     deps,
     context,

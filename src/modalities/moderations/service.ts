@@ -15,7 +15,7 @@ export async function createModerations(
   const target = resolveModalityModel(deps, moderationsEndpoint, id);
   const price = target.model.prices.inputNanosPerMillion ?? 0n;
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
-  const counted = countAll(inputs);
+  const counted = await countAll(inputs);
   const served = await dispatch(
     deps,
     context,

@@ -1,6 +1,6 @@
 import type { CatalogModel } from '../../catalog/types.ts';
 import { ApiError } from '../../http/errors.ts';
-import { countTextTokens } from '../../tokens/count.ts';
+import { countTextsAsync } from '../../tokens/count.ts';
 import { worstCaseTokens } from '../estimate.ts';
 import { SEARCH_UNIT_PRICES } from '../extra-models.ts';
 import type { RerankAdapter, RerankUnit } from '../types.ts';
@@ -41,14 +41,13 @@ function searchUnits(
  * token at the input price. Tokens are counted as Voyage counts them: the query once per document, plus every
  * document (https://docs.voyageai.com/docs/faq#what-is-the-total-number-of-tokens-for-the-rerankers).
  */
-export function rerankPricing(
+export async function rerankPricing(
   model: CatalogModel,
   adapter: RerankAdapter,
   query: string,
   documents: readonly string[],
-): RerankPricing {
-  const queryTokens = countTextTokens(query);
-  const documentTokens = documents.map((d) => countTextTokens(d));
+): Promise<RerankPricing> {
+  const [queryTokens = 0, ...documentTokens] = await countTextsAsync([query, ...documents]);
   const perSearch = SEARCH_UNIT_PRICES[model.id];
   if (adapter.unit === 'search_units' && perSearch !== undefined) {
     return {

@@ -32,7 +32,7 @@ export async function createRerank(
   const target = resolveModalityModel(deps, rerankEndpoint, id);
   const { documents, query } = body;
   const topN = Math.min(body.top_n ?? documents.length, documents.length);
-  const pricing = rerankPricing(target.model, target.adapter, query, documents);
+  const pricing = await rerankPricing(target.model, target.adapter, query, documents);
   // A provider's own figure counts only when it is in the unit the call is priced in.
   const reported = (ranking: Reranking) =>
     pricing.unit === target.adapter.unit ? ranking.billedUnits : undefined;

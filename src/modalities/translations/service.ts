@@ -1,6 +1,6 @@
 import type { ChatDeps } from '../../chat/dispatch.ts';
 import { ApiError } from '../../http/errors.ts';
-import { countTextTokens } from '../../tokens/count.ts';
+import { countTextTokensAsync } from '../../tokens/count.ts';
 import { askChatModel, defaultTaskChatModel, taskChatModel, unusableAnswer } from '../chat-task.ts';
 import { dispatch, type RequestContext, type Served } from '../dispatch.ts';
 import { findModel } from '../extra-models.ts';
@@ -124,7 +124,7 @@ async function viaChatModel(
     ].join(' '),
     user: body.text,
     // Room for a translation several times longer in tokens than its source (scripts tokenize very differently).
-    maxTokens: 4 * countTextTokens(body.text) + 256,
+    maxTokens: 4 * (await countTextTokensAsync(body.text)) + 256,
   });
   const answer = served.result;
   if (answer.finishReason === 'length') {

@@ -2,7 +2,7 @@ import type { ChatMessageLike } from '../../tokens/count.ts';
 import type { ChatAdapter, ChatCompletion, ReportedUsage } from '../types.ts';
 import { echoChat, echoChunks } from './echo.ts';
 
-function usageOf(result: ReturnType<typeof echoChat>): ReportedUsage {
+function usageOf(result: Awaited<ReturnType<typeof echoChat>>): ReportedUsage {
   return {
     promptTokens: result.usage.promptTokens,
     completionTokens: result.usage.completionTokens,
@@ -22,7 +22,7 @@ const usageObject = (usage: ReportedUsage) => ({
 export const localChat: ChatAdapter = {
   async complete(call) {
     const limit = (call.body.max_completion_tokens ?? call.body.max_tokens) as number;
-    const result = echoChat({ messages: call.body.messages as ChatMessageLike[], maxTokens: limit });
+    const result = await echoChat({ messages: call.body.messages as ChatMessageLike[], maxTokens: limit });
     const usage = usageOf(result);
     const completion: ChatCompletion = {
       id: 'chatcmpl-local',
@@ -44,7 +44,7 @@ export const localChat: ChatAdapter = {
 
   async *stream(call) {
     const limit = (call.body.max_completion_tokens ?? call.body.max_tokens) as number;
-    const result = echoChat({ messages: call.body.messages as ChatMessageLike[], maxTokens: limit });
+    const result = await echoChat({ messages: call.body.messages as ChatMessageLike[], maxTokens: limit });
     const base = {
       id: 'chatcmpl-local',
       object: 'chat.completion.chunk',

@@ -1,4 +1,4 @@
-import { type ChatMessageLike, countChatInputTokens, truncateToTokens } from '../../tokens/count.ts';
+import { type ChatMessageLike, countChatInputTokensAsync, truncateToTokens } from '../../tokens/count.ts';
 
 export interface EchoRequest {
   messages: ChatMessageLike[];
@@ -12,13 +12,15 @@ export interface EchoResult {
 }
 
 /** Replies with the last user message, cut to maxTokens; deterministic and free of I/O. */
-export function echoChat(request: EchoRequest): EchoResult {
+export async function echoChat(request: EchoRequest): Promise<EchoResult> {
   const reply = lastUserText(request.messages);
   const cut = truncateToTokens(reply, request.maxTokens);
+  // Counted as the gateway counts the hold, so a huge prompt is not billed above what was held.
+  const promptTokens = await countChatInputTokensAsync(request.messages);
   return {
     content: cut.text,
     finishReason: cut.truncated ? 'length' : 'stop',
-    usage: { promptTokens: countChatInputTokens(request.messages), completionTokens: cut.tokens },
+    usage: { promptTokens, completionTokens: cut.tokens },
   };
 }
 

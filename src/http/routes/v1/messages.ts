@@ -26,7 +26,7 @@ import { messageIdFor, toMessageResponse } from '../../../messages/response.ts';
 import { CountTokensRequest, MessagesRequest } from '../../../messages/schema.ts';
 import { type MessageEvent, MessageEvents, sseEvent } from '../../../messages/stream.ts';
 import { readOpenAiUsage } from '../../../providers/openai/usage.ts';
-import { countChatInputTokens, countTextTokens } from '../../../tokens/count.ts';
+import { countChatInputTokensAsync, countTextTokensAsync } from '../../../tokens/count.ts';
 import { ApiError } from '../../errors.ts';
 import { openEventStream } from '../../event-stream.ts';
 
@@ -111,7 +111,7 @@ export const messagesRoutes =
       // The same figures settleChat billed: the provider's usage, else the gateway's estimate.
       const usage =
         readOpenAiUsage(completion.usage) ??
-        tokensOnly(prepared.inputTokens, countTextTokens(replyText(completion.choices[0])));
+        tokensOnly(prepared.inputTokens, await countTextTokensAsync(replyText(completion.choices[0])));
       return toMessageResponse(completion, {
         id: messageIdFor(completion.id),
         model: served.target.model.id,
@@ -124,7 +124,7 @@ export const messagesRoutes =
       const { model, system, messages } = request.body;
       if (!deps.catalog.get(model))
         throw new ApiError(404, 'model_not_found', `The model '${model}' does not exist`);
-      return { input_tokens: countChatInputTokens(toChatMessages(system, messages)) };
+      return { input_tokens: await countChatInputTokensAsync(toChatMessages(system, messages)) };
     });
   };
 
@@ -176,7 +176,7 @@ async function relayEvents(reply: FastifyReply, opened: OpenedStream, deps: Chat
     stream.end(sseEvent({ type: 'error', error: body.error }));
     return;
   }
-  const billed = usage ?? tokensOnly(prepared.inputTokens, countTextTokens(translator.produced));
+  const billed = usage ?? tokensOnly(prepared.inputTokens, await countTextTokensAsync(translator.produced));
   stream.end(translator.end(billed).map(sseEvent).join(''));
 }
 
