@@ -22,7 +22,7 @@ const BURST_DEADLINE_MS = 120_000;
 const ADMIN_TOKEN = 'gw-admin-pg-death-test-token-0123456789';
 
 interface Outcome {
-  status: number | 'error';
+  status: number | 'error' | 'broken';
   retryAfter: string | null;
   requestId: string | null;
   errorType?: string;
@@ -152,7 +152,8 @@ async function burst(
     !(kills.length === KILLS && okSinceKill >= OK_BETWEEN_KILLS);
   const lanes = Array.from({ length: LANES }, async (_, lane) => {
     for (let i = 0; going(); i++) {
-      const outcome = await chat(gateway.url, key, `lane ${lane} request ${i}`);
+      // A quarter of the clients stream their answers.
+      const outcome = await chat(gateway.url, key, `lane ${lane} request ${i}`, lane % 4 === 0);
       outcomes.push(outcome);
       if (outcome.status === 200 && outcome.startedAt > (kills.at(-1) ?? 0)) okSinceKill++;
       if (!killing && kills.length < KILLS && okSinceKill >= OK_BETWEEN_KILLS) {
@@ -170,21 +171,32 @@ async function burst(
   return { outcomes, kills };
 }
 
-async function chat(url: string, key: string, content: string): Promise<Outcome> {
+/**
+ * One chat request, streamed or not. A stream counts as a 200 only when it reached `[DONE]` (the gateway makes the
+ * charge durable before it sends the end); a 200 whose stream broke off is reported as status 'broken'.
+ */
+async function chat(url: string, key: string, content: string, stream: boolean): Promise<Outcome> {
   const startedAt = Date.now();
   try {
     const response = await fetch(`${url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'local/echo', max_tokens: 16, messages: [{ role: 'user', content }] }),
+      body: JSON.stringify({
+        model: 'local/echo',
+        max_tokens: 16,
+        stream,
+        messages: [{ role: 'user', content }],
+      }),
       signal: AbortSignal.timeout(REQUEST_BOUND_MS),
     });
-    const body = (await response.json()) as { error?: { type?: string } };
+    const text = await response.text();
+    const complete = !stream || response.status !== 200 || text.includes('data: [DONE]');
     return {
-      status: response.status,
+      status: complete ? response.status : 'broken',
       retryAfter: response.headers.get('retry-after'),
       requestId: response.headers.get('x-request-id'),
-      errorType: body.error?.type,
+      errorType:
+        response.status === 200 ? undefined : (JSON.parse(text) as { error?: { type?: string } }).error?.type,
       startedAt,
       endedAt: Date.now(),
     };
