@@ -64,6 +64,7 @@ export async function openDatabase(
   const schema = config.dbSchema;
   const clientConfig: pg.ClientConfig = { connectionString, options: `-c search_path=${schema}` };
   const bootstrap = new pg.Client({ connectionString });
+  bootstrap.on('error', () => {}); // a lost connection fails the query below instead
   await bootstrap.connect();
   try {
     await bootstrap

@@ -72,6 +72,12 @@ describe('PostgreSQL lost during a burst of chat requests', () => {
     });
     expect(gateway.stderr().split('embedded PostgreSQL restarted').length - 1).toBe(KILLS);
     await verify('postgres-death', gateway, env, accountId, outcomes, query);
+
+    // The restarted server is still the gateway's own: a graceful stop takes it down too.
+    const restarted = await postmasterPid(dataDir);
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toBe(0);
+    expect(() => process.kill(restarted, 0)).toThrow();
   });
 
   it('external: the gateway reconnects after its connections are cut, answers 503 meanwhile, and keeps every charge', async () => {
