@@ -41,19 +41,23 @@ export function chatCharge(model: CatalogModel, usage: ReportedUsage, discount: 
   return priceCharge(chatLines(model, usage), discount);
 }
 
-/** The most output tokens whose worst-case charge fits in `budgetNanos` (0 when not even one does). */
+/**
+ * The most output tokens per choice whose worst-case charge, for `choices` choices, fits in `budgetNanos` (0 when
+ * not even one does).
+ */
 export function affordableOutputTokens(
   model: CatalogModel,
   inputTokens: number,
   limit: number,
   budgetNanos: bigint,
   discount: Discount = 'none',
+  choices = 1,
 ): number {
   let low = 0;
   let high = limit;
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (chatCharge(model, tokensOnly(inputTokens, middle), discount).chargedNanos <= budgetNanos)
+    if (chatCharge(model, tokensOnly(inputTokens, middle * choices), discount).chargedNanos <= budgetNanos)
       low = middle;
     else high = middle - 1;
   }

@@ -21,6 +21,8 @@ export const ChatCompletionRequest = z
     temperature: z.number().min(0).max(2).optional(),
     max_tokens: z.number().int().positive().optional(),
     max_completion_tokens: z.number().int().positive().optional(),
+    // Every choice is output the provider bills, so the hold covers n of them (OpenAI allows up to 128).
+    n: z.number().int().min(1).max(128).optional(),
     reasoning_effort: z.enum(['none', 'low', 'medium', 'high', 'xhigh', 'max']).optional(),
     tools: z.array(z.unknown()).optional(),
     tool_choice: z.unknown().optional(),

@@ -24,8 +24,39 @@ export interface PreparedChat {
   discount: Discount;
 }
 
+/**
+ * Fields that make a provider bill beyond the tokens the hold is priced on: audio output (per audio token, at
+ * several times the text rate) and web search (per call). Refused rather than served at a price never held.
+ */
+function refuseUnheldCosts(body: ChatCompletionRequest): void {
+  const modalities = (body as { modalities?: unknown }).modalities;
+  if (
+    (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) ||
+    (body as { audio?: unknown }).audio !== undefined
+  ) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      "'modalities': only text output is served on /chat/completions (audio output is billed per audio token, which is not held for); use /v1/audio/speech",
+    );
+  }
+  if ((body as { web_search_options?: unknown }).web_search_options !== undefined) {
+    throw new ApiError(
+      400,
+      'invalid_request_error',
+      "'web_search_options': web search is billed per call by the provider, which this gateway does not hold for",
+    );
+  }
+}
+
+/** How many choices the provider produces and bills. */
+export function choicesOf(body: ChatCompletionRequest): number {
+  return body.n ?? 1;
+}
+
 /** Refusals that need no reservation: parameters the model does not take, limits it does not have. */
 export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, inputTokens: number): number {
+  refuseUnheldCosts(body);
   if (model.quirks.noSampling) {
     for (const field of SAMPLING_FIELDS) {
       const value = body[field];
@@ -86,12 +117,21 @@ export async function prepareChat(
   const inputTokens = await countInputTokens(body);
   const limit = checkRequest(model, body, inputTokens);
   const requested = body.max_completion_tokens ?? body.max_tokens;
-  const worst = chatCharge(model, tokensOnly(inputTokens, requested ?? limit), discount).chargedNanos;
+  // The output limit binds each choice; the input is billed once.
+  const choices = choicesOf(body);
+  const worst = chatCharge(
+    model,
+    tokensOnly(inputTokens, (requested ?? limit) * choices),
+    discount,
+  ).chargedNanos;
   const least =
-    requested === undefined ? chatCharge(model, tokensOnly(inputTokens, 1), discount).chargedNanos : worst;
+    requested === undefined
+      ? chatCharge(model, tokensOnly(inputTokens, choices), discount).chargedNanos
+      : worst;
   const hold = await spending.reserve(auth, { requestId, tag, minNanos: least, maxNanos: worst });
   const outputLimit =
-    requested ?? Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, discount));
+    requested ??
+    Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, discount, choices));
   return { model, inputTokens, outputLimit, hold, discount };
 }
 

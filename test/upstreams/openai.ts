@@ -74,7 +74,9 @@ function handle(request: Incoming): Reply {
       chunks: streamChunks(result, meta, includeUsage),
     };
   }
-  return { status: 200, headers: headers(seq), body: completion(result, meta) };
+  // OpenAI answers `n` choices and bills the output of every one.
+  const choices = typeof body.n === 'number' && body.n > 1 ? body.n : 1;
+  return { status: 200, headers: headers(seq), body: completion(result, meta, choices) };
 }
 
 interface Meta {
@@ -85,7 +87,7 @@ interface Meta {
 
 const finishReasons = { stop: 'stop', length: 'length', tool: 'tool_calls' } as const;
 
-function completion(result: Answer, meta: Meta): Obj {
+function completion(result: Answer, meta: Meta, choices = 1): Obj {
   const message: Obj = {
     role: 'assistant',
     content: result.text ?? null,
@@ -107,8 +109,13 @@ function completion(result: Answer, meta: Meta): Obj {
     object: 'chat.completion',
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReasons[result.finish] }],
-    usage: usage(result),
+    choices: Array.from({ length: choices }, (_, index) => ({
+      index,
+      message,
+      logprobs: null,
+      finish_reason: finishReasons[result.finish],
+    })),
+    usage: usage(result, choices),
     service_tier: 'default',
     system_fingerprint: 'fp_sim',
   };
@@ -162,8 +169,8 @@ function streamChunks(result: Answer, meta: Meta, includeUsage: boolean): string
   ];
 }
 
-function usage(result: Answer): Obj {
-  const completionTokens = result.completionTokens + result.reasoningTokens;
+function usage(result: Answer, choices = 1): Obj {
+  const completionTokens = (result.completionTokens + result.reasoningTokens) * choices;
   return {
     prompt_tokens: result.promptTokens,
     completion_tokens: completionTokens,
