@@ -52,7 +52,13 @@ export const BatchLineFinished = z.object({
   requestId: z.string(),
   statusCode: z.number().int(),
   body: z.unknown().nullable(),
+  /**
+   * The body as JSON text when it holds text no store can keep (U+0000, an unpaired surrogate; an upstream's
+   * answer may): `body` is then null, and the output file gets this text as it is, every character intact.
+   */
+  bodyJson: z.string().optional(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  /** What the line was charged (settled plus any overrun), equal to its request's charges. */
   costNanos: Nanos,
 });
 

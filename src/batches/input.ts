@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { storableText, unstorableCharacter } from '../../events/storable.ts';
 import { ChatCompletionRequest } from '../chat/request.ts';
 
 /** OpenAI's limit on requests per batch. */
@@ -43,13 +44,18 @@ export function parseInputLine(line: number, text: string, endpoint: string, see
   }
   if (!isObject(value))
     return { valid: false, line, customId: null, message: `line ${line} is not a JSON object` };
-  const customId = typeof value.custom_id === 'string' && value.custom_id !== '' ? value.custom_id : null;
+  const given = typeof value.custom_id === 'string' && value.custom_id !== '' ? value.custom_id : null;
+  // A custom id the store cannot keep is not echoed back: the line is reported by its number alone.
+  const unstorable = given === null ? undefined : unstorableCharacter(given);
+  const customId = unstorable === undefined ? given : null;
   const invalid = (message: string) => ({
     valid: false as const,
     line,
     customId,
-    message: message.slice(0, MAX_REASON),
+    // Reasons may quote the line's own text (zod does), which is kept as a fact, not refused.
+    message: storableText(message.slice(0, MAX_REASON)),
   });
+  if (unstorable !== undefined) return invalid(`'custom_id': holds ${unstorable}, which cannot be stored`);
   if (customId === null) return invalid("'custom_id': required, a non-empty string");
   if (seen.has(customId))
     return invalid(`'custom_id': '${customId}' is used by an earlier line; custom ids must be unique`);
@@ -105,7 +111,11 @@ export async function validateInput(open: () => Readable, endpoint: string): Pro
     return {
       ok: false,
       errors: [
-        problem('file_unreadable', `the input file could not be read: ${(error as Error).message}`, null),
+        problem(
+          'file_unreadable',
+          storableText(`the input file could not be read: ${(error as Error).message}`),
+          null,
+        ),
       ],
     };
   }

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { BatchEvent } from '../../events/batch.ts';
 import { type BatchLineFinished, batchStream } from '../../events/batch.ts';
 import { parseAs } from '../../events/index.ts';
+import { findUnstorableText } from '../../events/storable.ts';
 import type { EventStore } from '../../events/store.ts';
 
 type Line = z.infer<typeof BatchLineFinished>;
@@ -18,16 +19,21 @@ export const lineOutputId = (batchId: string, line: number) => `batch_req_${hex(
 export const resultFileId = (batchId: string, kind: 'output' | 'error') =>
   `file-${hex(`${batchId}/${kind}`, 24)}`;
 
+/**
+ * A line's response body as the event keeps it: as is, or as JSON text when it holds what no store can keep
+ * (JSON text escapes U+0000 and unpaired surrogates, so it is always storable and loses nothing).
+ */
+export function keptBody(body: unknown): Pick<Line, 'body' | 'bodyJson'> {
+  return findUnstorableText(body) ? { body: null, bodyJson: JSON.stringify(body) } : { body };
+}
+
 /** One line of OpenAI's batch output format. */
 export function outputLine(batchId: string, line: Line): string {
   const id = lineOutputId(batchId, line.line);
   if (line.error) return JSON.stringify({ id, custom_id: line.customId, response: null, error: line.error });
-  return JSON.stringify({
-    id,
-    custom_id: line.customId,
-    response: { status_code: line.statusCode, request_id: line.requestId, body: line.body },
-    error: null,
-  });
+  const head = JSON.stringify({ id, custom_id: line.customId });
+  const response = `{"status_code":${line.statusCode},"request_id":${JSON.stringify(line.requestId)},"body":${line.bodyJson ?? JSON.stringify(line.body ?? null)}}`;
+  return `${head.slice(0, -1)},"response":${response},"error":null}`;
 }
 
 /** A line that never produced a response (invalid, expired, cancelled), in the error file's format. */

@@ -19,7 +19,8 @@ import { type FilesService, fileBlobKey } from '../files/service.ts';
 import { describeError } from '../http/errors.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { inputLines, parseInputLine, validateInput } from './input.ts';
-import { errorLine, finishedLines, lineRequestId, outputLine, resultFileId } from './output.ts';
+import { errorLine, finishedLines, keptBody, lineRequestId, outputLine, resultFileId } from './output.ts';
+import { recordLine } from './record-line.ts';
 
 export interface BatchWorkerOptions {
   pool: pg.Pool;
@@ -178,8 +179,9 @@ export class BatchWorker {
 
   /**
    * Runs the lines without a recorded result, `concurrency` at a time. On a resumed take, a line that was
-   * charged but whose result was never recorded (the gateway stopped between the two) is recorded as failed
-   * rather than run and charged again.
+   * charged but whose result was never recorded (the gateway stopped between the two) is recorded as failed,
+   * with what it was charged, rather than run and charged again. A line whose result could not be recorded
+   * stops the take: a batch is never finished with a charged line missing from its files.
    */
   private async runLines(
     batchId: string,
@@ -189,7 +191,8 @@ export class BatchWorker {
     const batch = state.created as z.infer<typeof BatchCreated>;
     // An input file deleted since validation leaves its unrun lines unrunnable: they are counted failed.
     if ((await this.options.blobs.size(fileBlobKey(batch.inputFileId))) === undefined) return 'done';
-    const billed = state.takes > 1 ? await this.billedLines(batch, startCheckpoint) : new Set<number>();
+    const billed =
+      state.takes > 1 ? await this.billedLines(batch, startCheckpoint) : new Map<number, bigint>();
     if (billed === undefined) return 'stopped';
     const auth: KeyHolder = {
       keyId: batch.keyId,
@@ -214,11 +217,13 @@ export class BatchWorker {
       return undefined;
     };
     const seen = new Set<string>();
+    let unrecorded = 0;
     for await (const { line, text } of inputLines(this.options.blobs.read(fileBlobKey(batch.inputFileId)))) {
       const parsed = parseInputLine(line, text, batch.endpoint, seen);
       if (!parsed.valid || state.finished.has(line)) continue;
-      if (billed.has(line)) {
-        await this.record(batchId, {
+      const charged = billed.get(line);
+      if (charged !== undefined) {
+        await this.record({
           batchId,
           line,
           customId: parsed.customId,
@@ -230,7 +235,7 @@ export class BatchWorker {
             message:
               'The gateway stopped after this request was charged and before its response was recorded; it was not run again.',
           },
-          costNanos: '0',
+          costNanos: charged.toString(),
         });
         continue;
       }
@@ -241,12 +246,19 @@ export class BatchWorker {
         break;
       }
       const running: Promise<void> = this.runLine(batchId, batch, auth, line, parsed.customId, parsed.body)
-        .catch((error) => this.options.log(`batch ${batchId} line ${line} failed: ${String(error)}`))
+        .catch((error) => {
+          unrecorded += 1;
+          this.options.log(`batch ${batchId} line ${line} was not recorded: ${String(error)}`);
+        })
         .finally(() => inFlight.delete(running));
       inFlight.add(running);
+      if (unrecorded > 0) {
+        outcome = 'stopped';
+        break;
+      }
     }
     await Promise.all(inFlight);
-    return outcome;
+    return unrecorded > 0 ? 'stopped' : outcome;
   }
 
   private async runLine(
@@ -258,34 +270,35 @@ export class BatchWorker {
     body: Parameters<typeof completeChat>[2],
   ): Promise<void> {
     const requestId = lineRequestId(batchId, line);
-    let result: Pick<z.infer<typeof BatchLineFinished>, 'statusCode' | 'body' | 'costNanos'>;
+    let result: Pick<z.infer<typeof BatchLineFinished>, 'statusCode' | 'body' | 'bodyJson' | 'costNanos'>;
     try {
       // Not stopped by a shutdown: a line in flight finishes and is recorded, so it is never paid for twice.
       const served = await completeChat(this.options.chat, auth, body, requestId, batch.tag, NEVER, 'batch');
       result = {
         statusCode: 200,
-        body: { ...served.completion, id: served.completion.id ?? completionId() },
+        ...keptBody({ ...served.completion, id: served.completion.id ?? completionId() }),
         costNanos: served.costNanos.toString(),
       };
     } catch (error) {
       const described = describeError(error);
-      result = { statusCode: described.status, body: described.body, costNanos: '0' };
+      result = { statusCode: described.status, ...keptBody(described.body), costNanos: '0' };
     }
-    await this.record(batchId, { batchId, line, customId, requestId, error: null, ...result });
+    await this.record({ batchId, line, customId, requestId, error: null, ...result });
   }
 
-  private async record(batchId: string, line: z.infer<typeof BatchLineFinished>): Promise<void> {
-    await this.commands.handle(batchId, { type: 'RecordLine', line }, this.context());
+  private async record(line: z.infer<typeof BatchLineFinished>): Promise<void> {
+    await recordLine(this.commands, line, this.context());
   }
 
   /**
-   * Lines of this batch already charged, from the `charges` read model once it has caught up with this take's
-   * start (every charge of an earlier take was committed before it); undefined when it has not caught up yet.
+   * Lines of this batch already charged, with what they were charged in all, from the `charges` read model once
+   * it has caught up with this take's start (every charge of an earlier take was committed before it);
+   * undefined when it has not caught up yet.
    */
   private async billedLines(
     batch: z.infer<typeof BatchCreated>,
     startCheckpoint: string | undefined,
-  ): Promise<Set<number> | undefined> {
+  ): Promise<Map<number, bigint> | undefined> {
     if (startCheckpoint === undefined) return undefined;
     const caughtUp = await projectedUpTo(
       this.options.pool,
@@ -296,11 +309,13 @@ export class BatchWorker {
     );
     if (!caughtUp) return undefined;
     const prefix = lineRequestId(batch.batchId, 0).slice(0, -1);
-    const { rows } = await this.options.pool.query<{ request_id: string }>(
-      `SELECT DISTINCT request_id FROM charges WHERE account_id = $1 AND kind = 'settled' AND starts_with(request_id, $2)`,
+    const { rows } = await this.options.pool.query<{ request_id: string; charged: string }>(
+      `SELECT request_id, sum(charged_nanos)::text AS charged FROM charges
+       WHERE account_id = $1 AND starts_with(request_id, $2)
+       GROUP BY request_id HAVING bool_or(kind = 'settled')`,
       [batch.accountId, prefix],
     );
-    return new Set(rows.map((row) => Number(row.request_id.slice(prefix.length))));
+    return new Map(rows.map((row) => [Number(row.request_id.slice(prefix.length)), BigInt(row.charged)]));
   }
 
   /** Writes the output and error files from the recorded lines, then the batch's last event. */
