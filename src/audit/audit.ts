@@ -6,6 +6,7 @@ import type { EventStore } from '../../events/store.ts';
 import { projections } from '../../projections/index.ts';
 import type { Projection } from '../../projections/types.ts';
 import { catchUp } from '../projections/runner.ts';
+import { BatchLineBook } from './batch-lines.ts';
 import { CapReplay } from './caps.ts';
 import { type CheckResult, Findings } from './findings.ts';
 import { HoldBook } from './holds.ts';
@@ -56,6 +57,7 @@ export async function runAudit(
   const months = new MonthBook();
   const pricing = new PricingCheck();
   const ledger = new LedgerSums();
+  const batchLines = new BatchLineBook();
   const sequencer = new StreamSequencer<Item>(({ stored, event }) => {
     if (!event) return;
     holds.apply(stored, event);
@@ -73,7 +75,10 @@ export async function runAudit(
       for (const stored of mine) {
         const event = schema.parse(stored);
         sequencer.accept({ stored, event });
-        if (event) ledger.apply(stored, event);
+        if (event) {
+          ledger.apply(stored, event);
+          batchLines.apply(stored, event);
+        }
       }
       await shadows.apply(mine);
     });
@@ -100,6 +105,7 @@ export async function runAudit(
     sequencer.finish();
     const { open, total } = holds.finish(now);
     pricing.finish();
+    batchLines.finish();
     const heads = sequencer.heads();
     const inScope = (stream: string) =>
       scope.accountId === undefined ||
@@ -158,6 +164,11 @@ export async function runAudit(
         title: 'pricing',
         summary: `${pricing.priced} charges re-priced from their recorded lines`,
         findings: pricing.findings,
+      },
+      {
+        title: 'batch lines',
+        summary: `${batchLines.checked} charged batch lines checked for a recorded result carrying their charge`,
+        findings: batchLines.findings,
       },
     ];
     const ok = checks.every((c) => c.findings.count('failure') === 0);

@@ -171,7 +171,8 @@ export class CapReplay {
     const at = `${where(stored)} (${stored.occurredAt.toISOString()})`;
     const book = this.book(data.accountId);
     const amount = BigInt(data.amountNanos);
-    if (amount <= 0n) this.findings.fail(`${at}: hold ${data.holdId} reserves ${usd(amount)}`);
+    // A free call (a $0 moderation model, say) is held at zero by design (docs/billing.md); only less is wrong.
+    if (amount < 0n) this.findings.fail(`${at}: hold ${data.holdId} reserves ${usd(amount)}`);
     const heldBefore = { total: 0n, subAccount: 0n, tag: 0n };
     for (const hold of book.holds.values()) {
       heldBefore.total += hold.amount;

@@ -16,9 +16,13 @@ function dataAccountId(data: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** Streams whose first event names the account (`JobQueued`, `FileUploaded`, `BatchCreated`) and later ones may not. */
+const OWNED_FROM_FIRST_EVENT = new Set(['job', 'file', 'batch']);
+
 /**
  * The account an event belongs to: named by its stream for account and budget streams; a sub-account's stream
- * is named by the sub-account, so its events' own `accountId` decides.
+ * is named by the sub-account, so its events' own `accountId` decides. A job's, file's or batch's later events
+ * may name no account: `scopeOf` remembers their stream's from its first event.
  */
 export function accountOf(stored: Pick<StoredEvent, 'stream' | 'data'>): string | undefined {
   const category = streamCategory(stored.stream);
@@ -30,6 +34,9 @@ export function accountOf(stored: Pick<StoredEvent, 'stream' | 'data'>): string 
     case 'subaccount':
     case 'webhook':
     case 'webhooksecret':
+    case 'job':
+    case 'file':
+    case 'batch':
       return dataAccountId(stored.data);
     default:
       return undefined;
@@ -42,9 +49,17 @@ export interface Scope {
   includes(stored: Pick<StoredEvent, 'stream' | 'data'>): boolean;
 }
 
+/** Events must be offered in the log's order, so that a stream's first event comes before its others. */
 export function scopeOf(accountId: string | undefined): Scope {
+  const owners = new Map<string, string>();
   return {
     accountId,
-    includes: (stored) => accountId === undefined || accountOf(stored) === accountId,
+    includes: (stored) => {
+      if (accountId === undefined) return true;
+      const named = accountOf(stored);
+      if (!OWNED_FROM_FIRST_EVENT.has(streamCategory(stored.stream))) return named === accountId;
+      if (named !== undefined && !owners.has(stored.stream)) owners.set(stored.stream, named);
+      return owners.get(stored.stream) === accountId;
+    },
   };
 }

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayEvent } from '../../events/index.ts';
+import { BatchLineBook } from '../../src/audit/batch-lines.ts';
+import { LogBuilder } from './log-builder.ts';
+
+const BATCH = 'batch_0123456789abcdef01234567';
+const BUDGET = 'budget-acct_a_202603';
+
+/** Only the fields the check reads; the schemas are another check's business. */
+const event = (type: string, data: Record<string, unknown>) => ({ type, data }) as unknown as GatewayEvent;
+const settled = (line: number, charged: bigint) =>
+  event('SpendSettled', { requestId: `${BATCH}-${line}`, chargedNanos: charged.toString() });
+const finished = (line: number, cost: bigint, error: { code: string; message: string } | null = null) =>
+  event('BatchLineFinished', {
+    batchId: BATCH,
+    line,
+    requestId: `${BATCH}-${line}`,
+    costNanos: cost.toString(),
+    error,
+  });
+
+function replay(build: (log: LogBuilder) => void): BatchLineBook {
+  const log = new LogBuilder();
+  log.append(`batch-${BATCH}`, event('BatchCreated', { batchId: BATCH }));
+  build(log);
+  const book = new BatchLineBook();
+  for (const stored of log.events)
+    book.apply(stored, { type: stored.type, data: stored.data } as GatewayEvent);
+  book.finish();
+  return book;
+}
+
+const ended = (log: LogBuilder) => log.append(`batch-${BATCH}`, event('BatchCompleted', { batchId: BATCH }));
+
+describe('every charged batch line has its finished line, carrying its charge', () => {
+  it('passes lines recorded with what they were charged, overrun included', () => {
+    const book = replay((log) => {
+      log.append(BUDGET, settled(1, 100n));
+      log.append(BUDGET, event('SpendOverrun', { requestId: `${BATCH}-1`, overrunNanos: '5' }));
+      log.append(`batch-${BATCH}`, finished(1, 105n));
+      log.append(`batch-${BATCH}`, finished(2, 0n, { code: 'x', message: 'failed upstream' }));
+      ended(log);
+    });
+    expect(book.checked).toBe(1);
+    expect(book.findings.kept).toEqual([]);
+  });
+
+  it('fails a charged line with no result once the batch has ended, and only notes it while it runs', () => {
+    const running = replay((log) => log.append(BUDGET, settled(1, 100n)));
+    expect(running.findings.count('failure')).toBe(0);
+    expect(running.findings.count('note')).toBe(1);
+    const done = replay((log) => {
+      log.append(BUDGET, settled(1, 100n));
+      ended(log);
+    });
+    expect(done.findings.kept[0]?.message).toMatch(/charged .* but has no finished line/);
+    expect(done.findings.count('failure')).toBe(1);
+  });
+
+  it('fails a line whose recorded cost differs from its charges, or that claims a cost never charged', () => {
+    const book = replay((log) => {
+      log.append(BUDGET, settled(1, 100n));
+      log.append(`batch-${BATCH}`, finished(1, 0n, { code: 'result_not_recorded', message: '…' }));
+      log.append(`batch-${BATCH}`, finished(2, 7n));
+      ended(log);
+    });
+    expect(book.findings.kept.map((f) => [f.severity, f.message])).toEqual([
+      ['failure', expect.stringMatching(/records a cost of \$0.*but was charged/)],
+      ['failure', expect.stringMatching(/records a cost of .* that was never charged/)],
+    ]);
+  });
+});
