@@ -40,7 +40,12 @@ function candidates(deps: ChatDeps, body: ChatCompletionRequest): ChatTarget[] {
   const given = Array.isArray(body.models)
     ? body.models.filter((m): m is string => typeof m === 'string')
     : [];
-  const fallbacks = given.length > 0 || body.model === undefined ? given : (deps.fallbacks[body.model] ?? []);
+  // Own properties only: a model named `constructor` must not find Object.prototype's.
+  const configured =
+    body.model !== undefined && Object.hasOwn(deps.fallbacks, body.model)
+      ? deps.fallbacks[body.model]
+      : undefined;
+  const fallbacks = given.length > 0 || body.model === undefined ? given : (configured ?? []);
   const ids = [...new Set([...(body.model === undefined ? [] : [body.model]), ...fallbacks])];
   return (ids.length > 0 ? ids : [undefined]).map((id) =>
     resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, id),
