@@ -1,0 +1,128 @@
+/**
+ * The gateway's route table as the fault suite sees it: every registered route with a valid body to mutate and
+ * the credential it takes. `registeredRoutes` reads the table from a live Fastify app, and `uncovered` names the
+ * routes registered there but missing here, so a new route cannot escape the fuzzer.
+ */
+export interface Route {
+  method: string;
+  /** Fastify's path: `:name` parameters, `*` a wildcard. */
+  path: string;
+  /** A body the route accepts (or nearly), which the fuzzer mutates; undefined for routes without one. */
+  body?: Record<string, unknown>;
+  /** Sent as multipart/form-data rather than JSON. */
+  multipart?: boolean;
+  credential: 'key' | 'admin' | 'none';
+}
+
+const chat = { model: 'local/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] };
+const tinyPng =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+const key = (method: string, path: string, body?: Record<string, unknown>, multipart = false): Route => ({
+  method,
+  path: `/v1${path}`,
+  body,
+  multipart,
+  credential: 'key',
+});
+const admin = (method: string, path: string, body?: Record<string, unknown>): Route => ({
+  method,
+  path: `/admin${path}`,
+  body,
+  credential: 'admin',
+});
+
+export const ROUTES: Route[] = [
+  key('GET', '/balance'),
+  key('POST', '/batches', {
+    input_file_id: ':fileId',
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+  }),
+  key('GET', '/batches'),
+  key('GET', '/batches/:id'),
+  key('POST', '/batches/:id/cancel'),
+  key('POST', '/budgets', { tag: 'fuzz', cap_cents: 100 }),
+  key('POST', '/chat/completions', chat),
+  key('POST', '/classifications', { model: 'local/echo', input: ['hello'], labels: ['a', 'b'] }),
+  key('GET', '/capabilities'),
+  key('POST', '/messages', chat),
+  key('POST', '/messages/count_tokens', { model: 'local/echo', messages: chat.messages }),
+  key('POST', '/moderations', { input: 'hello' }),
+  key('GET', '/models'),
+  key('GET', '/models/:provider'),
+  key('GET', '/models/:provider/*'),
+  key('POST', '/embeddings', { model: 'openai/text-embedding-3-small', input: 'hello' }),
+  key('POST', '/rerank', { model: 'cohere/rerank-v3.5', query: 'q', documents: ['a', 'b'] }),
+  key('GET', '/realtime'),
+  key('POST', '/translations', { text: 'hello', source_lang: 'auto', target_lang: 'de' }),
+  key('POST', '/detections', { image: tinyPng }),
+  key('POST', '/ocr', {
+    model: 'mistral/mistral-ocr-latest',
+    document: { type: 'image_url', image_url: tinyPng },
+  }),
+  key('POST', '/images/generations', { model: 'openai/dall-e-3', prompt: 'a cat' }),
+  key('POST', '/images/edits', { model: 'openai/dall-e-2', prompt: 'a cat' }, true),
+  key('POST', '/audio/transcriptions', { model: 'openai/whisper-1' }, true),
+  key('POST', '/audio/speech', { model: 'openai/tts-1', input: 'hello', voice: 'alloy' }),
+  key('POST', '/audio/music', { prompt: 'a tune' }),
+  key('POST', '/videos/generations', { prompt: 'a scene' }),
+  key('POST', '/3d/generations', { prompt: 'a chair' }),
+  key('GET', '/jobs/:id'),
+  key('DELETE', '/jobs/:id'),
+  key('POST', '/files', { purpose: 'batch', file: 'line' }, true),
+  key('GET', '/files'),
+  key('GET', '/files/jobs/:jobId/:filename/signed'),
+  key('GET', '/files/:id'),
+  key('DELETE', '/files/:id'),
+  key('GET', '/files/:id/content'),
+  key('GET', '/health/providers'),
+  key('POST', '/sub-accounts', { name: 'fuzz', spend_cap_cents: 100 }),
+  key('GET', '/sub-accounts'),
+  key('GET', '/sub-accounts/:id'),
+  key('PATCH', '/sub-accounts/:id', { name: 'renamed', default_tag: 'x' }),
+  key('DELETE', '/sub-accounts/:id'),
+  key('GET', '/sub-accounts/:id/usage'),
+  key('GET', '/usage/by-tag'),
+  key('GET', '/usage/by-sub-account'),
+  key('GET', '/webhook-secret'),
+  key('POST', '/webhook-secret/rotate'),
+  { method: 'GET', path: '/media/*', credential: 'none' },
+  admin('GET', '/health'),
+  admin('POST', '/accounts', { name: 'fuzzed' }),
+  admin('POST', '/accounts/:accountId/keys'),
+  admin('POST', '/accounts/:accountId/settings', { rate_limit_rpm: 1000, balance_low_cents: 10 }),
+  admin('POST', '/accounts/:accountId/top-ups', { cents: 1, reference: 'fuzz' }),
+  admin('POST', '/accounts/:accountId/webhook-endpoint', { url: null }),
+  admin('POST', '/keys/:keyId/revoke'),
+];
+
+/**
+ * `printRoutes({ commonPrefix: false })` as "METHOD path" lines (HEAD left out: Fastify adds it to every GET).
+ * find-my-way prints a wildcard route under a prefix as a bare `*` at the root; `wildcards` names the real paths.
+ */
+export function registeredRoutes(printed: string, wildcards: string[]): string[] {
+  const out: string[] = [];
+  const stack: string[] = [];
+  for (const line of printed.split('\n')) {
+    const match = /^([│ ]*)[├└]── (.+?)(?: \(([^)]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] as string).length / 4;
+    stack.length = depth;
+    const parent = stack[depth - 1] ?? '';
+    const segment = match[2] as string;
+    // A wildcard is printed without the slash before it.
+    let path = parent + (segment === '*' && parent !== '' && !parent.endsWith('/') ? '/*' : segment);
+    if (depth === 0 && path === '*') path = wildcards.shift() ?? '*';
+    stack[depth] = path;
+    for (const method of (match[3] ?? '').split(', ').filter(Boolean)) {
+      if (method !== 'HEAD') out.push(`${method} ${path}`);
+    }
+  }
+  return out;
+}
+
+export function uncovered(registered: string[]): string[] {
+  const known = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
+  return registered.filter((r) => !known.has(r));
+}
