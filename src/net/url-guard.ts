@@ -43,11 +43,11 @@ for (const [address, prefix] of [
 for (const [address, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['64:ff9b::', 96],
   ['100::', 64],
   ['2001:db8::', 32],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   blocked.addSubnet(address, prefix, 'ipv6');
@@ -55,12 +55,51 @@ for (const [address, prefix] of [
 
 /** Whether an IP address is one a client's URL may not reach. */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
+  const bare = address.replace(/%.*$/, '');
+  const family = isIP(bare);
+  if (family === 4) return blocked.check(bare, 'ipv4');
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return blocked.check(mapped[1], 'ipv4');
-  return blocked.check(address, 'ipv6');
+  const words = ipv6Words(bare);
+  const embedded = embeddedIpv4(words);
+  if (embedded === null) return true;
+  if (embedded !== undefined) return blocked.check(embedded, 'ipv4');
+  return blocked.check(bare, 'ipv6');
+}
+
+/**
+ * The IPv4 address inside an IPv6 one whose traffic reaches it, checked by the IPv4 rules: mapped
+ * (`::ffff:a.b.c.d`), translated (`::ffff:0:a.b.c.d`), NAT64's well-known prefix (`64:ff9b::/96`) and 6to4
+ * (`2002:AABB:CCDD::/48`). `null` refuses the address whole: IPv4-compatible (`::a.b.c.d`, deprecated), the
+ * local-use NAT64 prefix `64:ff9b:1::/48` (its embedding is the operator's choice) and Teredo (`2001::/32`, whose
+ * IPv4 is obfuscated). `undefined`: no IPv4 inside.
+ */
+function embeddedIpv4(w: number[]): string | null | undefined {
+  const ipv4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  const zeros = (from: number, to: number) => w.slice(from, to).every((word) => word === 0);
+  const [w0 = 0, w1 = 0, w2 = 0, , w4 = 0, w5 = 0, w6 = 0, w7 = 0] = w;
+  if (zeros(0, 5) && w5 === 0xffff) return ipv4(w6, w7);
+  if (zeros(0, 4) && w4 === 0xffff && w5 === 0) return ipv4(w6, w7);
+  if (zeros(0, 6)) return null;
+  if (w0 === 0x64 && w1 === 0xff9b && zeros(2, 6)) return ipv4(w6, w7);
+  if (w0 === 0x64 && w1 === 0xff9b && w2 === 1) return null;
+  if (w0 === 0x2002) return ipv4(w1, w2);
+  if (w0 === 0x2001 && w1 === 0) return null;
+  return undefined;
+}
+
+/** The eight 16-bit words of a valid IPv6 address (a trailing dotted IPv4 included). */
+function ipv6Words(address: string): number[] {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((h) => Number.parseInt(h, 16)));
+  const left = part(head);
+  const right = tail === undefined ? [] : part(tail);
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
 }
 
 /** Parses and checks the form of a URL (scheme, credentials); the address is checked when it is resolved. */

@@ -81,4 +81,31 @@ describe('guardedFetch', () => {
     await expect(guardedFetch(`${publicUrl}/x`, { allowPrivate: false })).rejects.toThrow(UrlRefused);
     expect((await guardedFetch(`${publicUrl}/x`, { allowPrivate: true })).status).toBe(200);
   });
+
+  it('checks the IPv4 address an IPv6 one carries, or refuses the forms that hide it', async () => {
+    const refusedForms = {
+      'IPv4-compatible': ['::127.0.0.1', '::7f00:1', '::a00:1', '::8.8.8.8'],
+      'IPv4-mapped, hex': ['::ffff:7f00:1', '::ffff:a9fe:a9fe'],
+      'IPv4-translated': ['::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:a00:1'],
+      'NAT64 to a private IPv4': ['64:ff9b::127.0.0.1', '64:ff9b::a9fe:a9fe', '64:ff9b::10.0.0.1'],
+      'NAT64 local use': ['64:ff9b:1::8.8.8.8', '64:ff9b:1:2::a00:1'],
+      '6to4 of a private IPv4': ['2002:7f00:1::', '2002:a9fe:a9fe::1', '2002:c0a8:101::5'],
+      Teredo: ['2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+      'site-local': ['fec0::1'],
+      'with a zone': ['fe80::1%eth0'],
+    };
+    for (const [form, addresses] of Object.entries(refusedForms)) {
+      for (const address of addresses) expect(isPrivateAddress(address), `${form} ${address}`).toBe(true);
+    }
+    for (const address of ['::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '2001:4860:4860::8888']) {
+      expect(isPrivateAddress(address), address).toBe(false);
+    }
+    const port = new URL(privateUrl).port;
+    for (const host of ['[::127.0.0.2]', '[::ffff:0:7f00:2]', '[64:ff9b::7f00:2]', '[2002:7f00:2::]']) {
+      await expect(guardedFetch(`http://${host}:${port}/x`, { allowPrivate: false }), host).rejects.toThrow(
+        /a private or reserved address/,
+      );
+    }
+    expect(privateHits).toEqual([]);
+  });
 });
