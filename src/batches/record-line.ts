@@ -8,13 +8,32 @@ import { UnstorableEventError } from '../../events/store.ts';
 
 type Line = z.infer<typeof BatchLineFinished>;
 
+/** Waits before recording a line again after a failed append: a store that blinks loses no answer. */
+const RETRY_DELAYS_MS = [100, 500, 2000];
+
 /**
  * Records a finished line. Should the store refuse what the line holds (bodies are made storable first, see
  * `keptBody`, so this is a last resort), the line is recorded as failed with the reason and its cost, so it is
- * in the error file and its charge has its line. Any other failure is thrown: the caller must then not finish
- * the batch, and a later take records the charged line as `result_lost`.
+ * in the error file and its charge has its line. Another failure is retried a few times, then thrown: the caller
+ * must then not finish the batch, and a later take records the charged line as `result_lost`.
  */
-export async function recordLine(commands: BatchCommands, line: Line, context: EventContext): Promise<void> {
+export async function recordLine(
+  commands: BatchCommands,
+  line: Line,
+  context: () => EventContext,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await recordOrRefuse(commands, line, context());
+    } catch (error) {
+      const delay = RETRY_DELAYS_MS[attempt];
+      if (delay === undefined || error instanceof DomainError) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+async function recordOrRefuse(commands: BatchCommands, line: Line, context: EventContext): Promise<void> {
   try {
     await commands.handle(line.batchId, { type: 'RecordLine', line }, context);
   } catch (error) {

@@ -287,7 +287,7 @@ export class BatchWorker {
   }
 
   private async record(line: z.infer<typeof BatchLineFinished>): Promise<void> {
-    await recordLine(this.commands, line, this.context());
+    await recordLine(this.commands, line, () => this.context());
   }
 
   /**
