@@ -20,9 +20,37 @@ const Env = z.object({
   GATEWAY_DEMO_CREDIT_CENTS: z.coerce.number().int().min(0).default(500),
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_MAX_RETRY_WAIT_MS: z.coerce.number().int().min(0).default(10_000),
+  GATEWAY_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  GATEWAY_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  GATEWAY_BODY_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  GATEWAY_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
+  GATEWAY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  GATEWAY_STORAGE_QUOTA_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 ** 3),
   GATEWAY_CONFIG: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
+
+/** How long and how much the HTTP server waits for and reads of a client's request (docs/api.md, Limits). */
+export interface EdgeLimits {
+  /** Largest JSON or text body; past it, 413 before parsing. */
+  maxBodyBytes: number;
+  /** The request line and headers must arrive within this. */
+  headersTimeoutMs: number;
+  /** A JSON or text body must arrive within this once its headers have. */
+  bodyTimeoutMs: number;
+  /** The whole request, uploads included, must arrive within this. */
+  requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+}
 
 export interface Config {
   port: number;
@@ -50,6 +78,9 @@ export interface Config {
   /** Models to fall back to, per model, when a request names none (config file). */
   fallbacks: Record<string, string[]>;
   logLevel: z.infer<typeof Env>['LOG_LEVEL'];
+  edge: EdgeLimits;
+  /** Bytes of files an account (its sub-accounts included) may keep; uploads past it are refused. */
+  storageQuotaBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -94,5 +125,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     env: { ...file.variables, ...given },
     fallbacks: file.fallbacks,
     logLevel: e.LOG_LEVEL,
+    edge: {
+      maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
+      headersTimeoutMs: e.GATEWAY_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: e.GATEWAY_BODY_TIMEOUT_MS,
+      requestTimeoutMs: e.GATEWAY_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
+    },
+    storageQuotaBytes: e.GATEWAY_STORAGE_QUOTA_BYTES,
   };
 }

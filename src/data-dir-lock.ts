@@ -8,13 +8,13 @@ const LOCK_FILE = 'gateway.pid';
  * is taken over; one naming a live process refuses the start.
  */
 export async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, LOCK_FILE);
   const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
   if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
     throw new Error(`another gateway (pid ${holder}) is running on ${dataDir}`);
   }
-  await writeFile(file, `${process.pid}\n`);
+  await writeFile(file, `${process.pid}\n`, { mode: 0o600 });
   return async () => {
     const current = Number((await readFile(file, 'utf8').catch(() => '')).trim());
     if (current === process.pid) await rm(file, { force: true });

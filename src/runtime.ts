@@ -142,7 +142,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   // Read when a URL is signed, once the app listens (a test gateway's port is chosen at listen).
   const mediaBase = () => config.mediaUrl ?? `${config.env.GATEWAY_URL || app.listeningOrigin}/media`;
   const media = new MediaUrls(adminToken, mediaBase, clock);
-  const files = new FilesService(store, database.pool, blobs, maxFileBytes(config.env), clock);
+  const files = new FilesService(
+    store,
+    database.pool,
+    blobs,
+    maxFileBytes(config.env),
+    clock,
+    config.storageQuotaBytes,
+  );
   const jobs: JobRouteDeps = {
     store,
     commands: new JobCommands(store),
@@ -195,6 +202,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     limiter,
     adminToken,
     logLevel: config.logLevel,
+    edge: config.edge,
   });
   return {
     app,

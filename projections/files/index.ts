@@ -98,3 +98,12 @@ export async function fileRow(sql: Sql, fileId: string): Promise<FileRow | undef
   );
   return rows[0];
 }
+
+/** Bytes of the account's live files, its sub-accounts' and batch outputs included (the storage quota's measure). */
+export async function storedBytes(sql: Sql, accountId: string): Promise<number> {
+  const { rows } = await sql.query<{ bytes: string }>(
+    'SELECT COALESCE(SUM(bytes), 0)::text AS bytes FROM files WHERE account_id = $1 AND deleted_at IS NULL',
+    [accountId],
+  );
+  return Number(rows[0]?.bytes ?? 0);
+}

@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { storableText, unstorableCharacter } from '../../events/storable.ts';
 import { ChatCompletionRequest } from '../chat/request.ts';
+import { describeBadInput } from '../http/input-check.ts';
 
 /** OpenAI's limit on requests per batch. */
 export const MAX_BATCH_LINES = 50_000;
@@ -60,6 +61,9 @@ export function parseInputLine(line: number, text: string, endpoint: string, see
   if (seen.has(customId))
     return invalid(`'custom_id': '${customId}' is used by an earlier line; custom ids must be unique`);
   seen.add(customId);
+  // Held to what the API's edge accepts of the same body: storable text, no prototype keys, bounded nesting.
+  const bad = describeBadInput(value, 'line');
+  if (bad) return invalid(bad);
   if (value.method !== 'POST') return invalid("'method': must be POST");
   if (value.url !== endpoint) return invalid(`'url': must be ${endpoint}, the batch's endpoint`);
   if (!isObject(value.body)) return invalid("'body': required, the request's JSON body");

@@ -57,7 +57,8 @@ export class FsBlobStore implements BlobStore {
     options: BlobWriteOptions = {},
   ): Promise<StoredBlob> {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
+    // Clients' files are readable by the gateway's user alone.
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const temporary = `${path}.${randomUUID()}.part`;
     const hash = createHash('sha256');
     let bytes = 0;
@@ -74,7 +75,7 @@ export class FsBlobStore implements BlobStore {
     });
     const source = body instanceof Uint8Array ? Readable.from([body]) : Readable.from(body);
     try {
-      await pipeline(source, count, createWriteStream(temporary));
+      await pipeline(source, count, createWriteStream(temporary, { mode: 0o600 }));
       await rename(temporary, path);
     } catch (error) {
       await rm(temporary, { force: true });

@@ -6,11 +6,11 @@ import type { FileOwner } from '../../commands/file/decide.ts';
 import { FileCommands } from '../../commands/file/handler.ts';
 import { FilePurpose, type FileUploaded } from '../../events/file.ts';
 import type { EventStore } from '../../events/store.ts';
-import { type FileRow, fileRow, listFiles } from '../../projections/files/index.ts';
+import { type FileRow, fileRow, listFiles, storedBytes } from '../../projections/files/index.ts';
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { ApiError } from '../http/errors.ts';
-import { receiveMultipart } from '../http/uploads.ts';
+import { MULTIPART_OVERHEAD_BYTES, type Multipart, receiveMultipart } from '../http/uploads.ts';
 import { contentTypeOf } from '../media/signed-urls.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import type { BlobStore } from './blob-store.ts';
@@ -60,16 +60,32 @@ export class FilesService {
     private readonly blobs: BlobStore,
     private readonly maxBytes: number,
     private readonly clock: () => Date = () => new Date(),
+    /** Bytes an account may keep (GATEWAY_STORAGE_QUOTA_BYTES); uploads past it are refused. */
+    private readonly quotaBytes = Number.POSITIVE_INFINITY,
   ) {
     this.commands = new FileCommands(store);
   }
 
   async upload(request: FastifyRequest): Promise<FileObject> {
     const fileId = newFileId();
-    const received = await receiveMultipart(request, this.blobs, {
-      files: { file: this.maxBytes },
-      keyOf: () => fileBlobKey(fileId),
-    });
+    // Checked against the read model, so uploads racing each other may together pass the quota by their own size.
+    const stored = await storedBytes(this.sql, request.auth.accountId);
+    const room = this.quotaBytes - stored;
+    const declared = Number(request.headers['content-length']);
+    // A body past the file limit itself is refused as too large (by receiveMultipart), not as over quota.
+    const fitsLimit = !(declared > this.maxBytes + MULTIPART_OVERHEAD_BYTES);
+    if (room <= 0 || (fitsLimit && declared > room + MULTIPART_OVERHEAD_BYTES)) throw this.overQuota(stored);
+    let received: Multipart;
+    try {
+      received = await receiveMultipart(request, this.blobs, {
+        files: { file: Math.min(this.maxBytes, room) },
+        keyOf: () => fileBlobKey(fileId),
+      });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 413 && room < this.maxBytes)
+        throw this.overQuota(stored);
+      throw error;
+    }
     const upload = received.files.file;
     const purpose = FilePurpose.safeParse(received.fields.purpose);
     if (!upload || !purpose.success) {
@@ -96,6 +112,16 @@ export class FilesService {
         batchId: null,
       },
       request.id,
+    );
+  }
+
+  private overQuota(stored: number): ApiError {
+    const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+    return new ApiError(
+      413,
+      'invalid_request_error',
+      `Storage quota exceeded: the account keeps ${stored} bytes (${gib(stored)}) of files and may keep ` +
+        `${this.quotaBytes} (${gib(this.quotaBytes)}); delete files to upload more`,
     );
   }
 

@@ -19,7 +19,7 @@ export async function loadOrCreateAdminToken(
   const file = join(dataDir, ADMIN_TOKEN_FILE);
   const existing = await readAdminToken(dataDir);
   if (existing) return existing;
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const token = `gw-admin-${randomBytes(24).toString('base64url')}`;
   await writeFile(file, `${token}\n`, { mode: 0o600, flag: 'wx' }).catch(
     async (error: NodeJS.ErrnoException) => {

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { EdgeLimits } from '../config.ts';
 import { authPlugin } from './auth.ts';
+import { DEFAULT_EDGE_LIMITS, edgeServerOptions, installEdge } from './edge.ts';
 import { ApiError, describeError } from './errors.ts';
 import { type RouteDeps, registerRoutes } from './routes.ts';
 import { webSocketPlugin } from './websocket.ts';
@@ -10,14 +12,17 @@ import { webSocketPlugin } from './websocket.ts';
 export interface AppDeps extends RouteDeps {
   adminToken: string;
   logLevel?: string;
+  /** Body size and timeouts of the HTTP server (src/http/edge.ts). */
+  edge?: EdgeLimits;
 }
 
 const REQUEST_ID = /^[\w.:@-]{1,200}$/;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const edge = deps.edge ?? DEFAULT_EDGE_LIMITS;
   const app = Fastify({
+    ...edgeServerOptions(edge),
     logger: { level: deps.logLevel ?? 'info' },
-    bodyLimit: 10 * 1024 * 1024,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -27,6 +32,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  installEdge(app, edge);
 
   let closing = false;
   app.addHook('preClose', async () => {

@@ -82,7 +82,18 @@ function classify(error: unknown): [number, ApiErrorType, string, Record<string,
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return [413, 'invalid_request_error', 'Request body is too large', {}];
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return [415, 'invalid_request_error', `Unsupported Content-Type: ${fastifyError.message}`, {}];
+      return [
+        415,
+        'invalid_request_error',
+        'Unsupported Content-Type: send application/json (multipart/form-data where a route takes files)',
+        {},
+      ];
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return [414, 'invalid_request_error', 'A path parameter is longer than 100 characters', {}];
+    case 'FST_ERR_BAD_URL':
+      return [400, 'invalid_request_error', 'The URL is not validly percent-encoded', {}];
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return [400, 'invalid_request_error', 'The body is not as long as its Content-Length says', {}];
     default:
       break;
   }

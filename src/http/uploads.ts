@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { BlobStore } from '../files/blob-store.ts';
 import { tooLarge } from '../net/remote-input.ts';
 import { ApiError } from './errors.ts';
+import { isUnstorable, UNSTORABLE } from './input-check.ts';
 
 export interface Upload {
   /** Where the bytes were stored. */
@@ -62,6 +63,7 @@ export async function receiveMultipart(
   };
   const keyOf =
     options.keyOf ?? ((_field: string, filename: string) => `uploads/${randomUUID()}/${filename}`);
+  refuseDeclaredOversize(request, options.files);
   try {
     const maxFile = Math.max(0, ...Object.values(options.files));
     const parse: FastifyMultipartBaseOptions = {
@@ -69,8 +71,15 @@ export async function receiveMultipart(
       throwFileSizeLimit: false,
     };
     for await (const part of request.parts(parse)) {
+      if (isUnstorable(part.fieldname)) {
+        throw new ApiError(400, 'invalid_request_error', `a field name ${UNSTORABLE}`);
+      }
       if (part.type === 'field') {
-        fields[part.fieldname] = typeof part.value === 'string' ? part.value : String(part.value);
+        const value = typeof part.value === 'string' ? part.value : String(part.value);
+        if (isUnstorable(value)) {
+          throw new ApiError(400, 'invalid_request_error', `'${part.fieldname}': ${UNSTORABLE}`);
+        }
+        fields[part.fieldname] = value;
         continue;
       }
       const limit = options.files[part.fieldname];
@@ -86,6 +95,10 @@ export async function receiveMultipart(
       if (files[part.fieldname]) {
         part.file.resume();
         throw new ApiError(400, 'invalid_request_error', `'${part.fieldname}': send one file`);
+      }
+      if (isUnstorable(part.filename ?? '')) {
+        part.file.resume();
+        throw new ApiError(400, 'invalid_request_error', `'${part.fieldname}': the file name ${UNSTORABLE}`);
       }
       const filename = safeFilename(part.filename);
       const key = keyOf(part.fieldname, filename);
@@ -114,6 +127,27 @@ export async function receiveMultipart(
     throw error;
   }
   return { fields, files, discard };
+}
+
+/** Room for the text fields and part headers beside the files, in a multipart body's declared length. */
+export const MULTIPART_OVERHEAD_BYTES = 2 * 1024 * 1024;
+
+/**
+ * A body whose Content-Length already exceeds every file at its limit (plus room for text fields) is refused
+ * before a byte of it is read; the connection then closes (src/http/edge.ts) rather than drain it.
+ */
+function refuseDeclaredOversize(request: FastifyRequest, files: Record<string, number>): void {
+  const declared = Number(request.headers['content-length']);
+  const limits = Object.entries(files);
+  const ceiling = limits.reduce((sum, [, limit]) => sum + limit, 0) + MULTIPART_OVERHEAD_BYTES;
+  if (!Number.isFinite(declared) || declared <= ceiling) return;
+  const [only] = limits;
+  if (limits.length === 1 && only) throw tooLarge(only[0], only[1]);
+  throw new ApiError(
+    413,
+    'invalid_request_error',
+    `Request body is too large: ${declared} bytes declared, at most ${ceiling} accepted`,
+  );
 }
 
 /**
