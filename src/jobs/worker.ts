@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import { DomainError } from '../../commands/errors.ts';
 import type { JobError } from '../../events/job.ts';
+import { storableText } from '../../events/storable.ts';
 import { dueJobs, jobsAwaitingWebhook } from '../../projections/jobs/index.ts';
 import { priceCharge } from '../billing/charge.ts';
 import type { BlobStore } from '../files/blob-store.ts';
@@ -43,11 +44,12 @@ const CONCURRENCY = 4;
 const WEBHOOK_GRACE_MS = 60_000;
 
 const asJobError = (error: unknown): z.infer<typeof JobError> => {
-  if (error instanceof ApiError) return { message: error.message, type: error.type, code: error.status };
+  if (error instanceof ApiError)
+    return { message: storableText(error.message), type: error.type, code: error.status };
   if (error instanceof UpstreamError) {
     const timeout = error.failure === 'timeout';
     return {
-      message: `The provider failed the job: ${error.message}`,
+      message: storableText(`The provider failed the job: ${error.message}`),
       type: timeout ? 'timeout_error' : 'provider_error',
       code: timeout ? 504 : 502,
     };
@@ -189,7 +191,8 @@ export class JobWorker {
     if (poll.kind === 'pending') return;
     if (poll.kind === 'failed') {
       await this.fail(history, {
-        message: `The provider failed the job: ${poll.message}`,
+        // The provider's words are recorded in an event: a NUL in them must not leave the job unfinished.
+        message: storableText(`The provider failed the job: ${poll.message}`),
         type: 'provider_error',
         code: 502,
       });

@@ -124,7 +124,16 @@ export async function startJobProviders(): Promise<JobProviders> {
         if (prompt.includes('provider-fail')) {
           return {
             status: 200,
-            body: { ...common, status: 'FAILED', task_error: { message: 'Mesh generation failed' } },
+            body: {
+              ...common,
+              status: 'FAILED',
+              // `provider-fail-nul`: the provider's words hold what PostgreSQL cannot store.
+              task_error: {
+                message: prompt.includes('provider-fail-nul')
+                  ? 'Mesh \u0000 failed \ud800'
+                  : 'Mesh generation failed',
+              },
+            },
           };
         }
         return {
