@@ -4,6 +4,7 @@ import { binding, type Headroom, type Limits } from '../../commands/budget/decid
 import type { ChargeDetail } from '../../events/budget.ts';
 import { monthOf } from '../../events/budget.ts';
 import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Charge, nanosToCents } from './charge.ts';
 import type { BudgetLedger } from './ledger.ts';
@@ -11,6 +12,11 @@ import type { BudgetLedger } from './ledger.ts';
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;
 const SETTLE_ATTEMPTS = 6;
+/**
+ * While the database itself is away (a restart, a failover), a settlement keeps trying this long: the provider has
+ * billed, and the answer is held back until its charge is durable.
+ */
+const SETTLE_OUTAGE_MS = 30_000;
 
 export interface Hold {
   holdId: string;
@@ -114,6 +120,7 @@ export class Spending {
     };
     // The provider has billed by now: a settlement that fails for a passing reason is tried again rather than
     // left for the expiry worker, which would release the hold and lose the charge. (A settle is idempotent.)
+    const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const account = this.live.account(hold.accountId);
       try {
@@ -128,8 +135,9 @@ export class Spending {
         });
         return;
       } catch (error) {
-        if (attempt >= SETTLE_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+        const waiting = isDatabaseUnavailable(error) && Date.now() - started < SETTLE_OUTAGE_MS;
+        if (attempt >= SETTLE_ATTEMPTS && !waiting) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2000)));
       }
     }
   }

@@ -90,13 +90,17 @@ async function relayStream(reply: FastifyReply, opened: OpenedStream, deps: Chat
   } finally {
     if (stream.gone()) await opened.rest.return?.();
   }
+  let unsettled: unknown;
   const cost = await settleChat(deps.spending, prepared, usage, produced).catch((error: unknown) => {
     // The hold stays and expires; the audit reports the request as held but never settled.
     reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
+    unsettled = error;
     return undefined;
   });
   if (stream.gone()) return;
   if (failure) await write(describeError(failure).body);
+  // An answer whose charge is not durable does not end as a success (the database was away for too long).
+  else if (unsettled !== undefined) await write(describeError(unsettled).body);
   else if (includeUsage && usageChunk) {
     await write({
       ...usageChunk,

@@ -169,6 +169,8 @@ async function relayEvents(reply: FastifyReply, opened: OpenedStream, deps: Chat
   await settleChat(deps.spending, prepared, usage, translator.produced).catch((error: unknown) => {
     // The hold stays and expires; the audit reports the request as held but never settled.
     reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
+    // An answer whose charge is not durable does not end as a success (the database was away for too long).
+    failure ??= error;
   });
   if (stream.gone()) return;
   if (failure) {
