@@ -122,6 +122,7 @@ describe('errors the HTTP framework and the socket answer', () => {
       { 'content-length': '5', 'transfer-encoding': 'chunked' },
       '0\r\n\r\n',
     ],
+    ['a Content-Length longer than the body', { 'content-length': '100' }, '{'],
   ])('answers %s with valid HTTP responses in the error shape', async (_, headers, body) => {
     const admin = { authorization: `Bearer ${world.gateway.adminToken}` };
     const request = frame(
@@ -130,7 +131,7 @@ describe('errors the HTTP framework and the socket answer', () => {
       { ...admin, 'content-type': 'application/json', ...headers },
       body,
     );
-    const response = await rawRequest(url, request, { waitMs: 3000 });
+    const response = await rawRequest(url, request, { waitMs: 3000, end: true });
     expect(response.closed).toBe(true);
     // Every response on the connection (a short length leaves the rest to be read as a second request).
     const responses = response.raw.split(/(?=HTTP\/1\.1 )/);

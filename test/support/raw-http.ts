@@ -18,6 +18,8 @@ export interface RawOptions {
   waitMs?: number;
   /** Written again every `everyMs` after the request, until the server closes: a slow client. */
   drip?: { bytes: string; everyMs: number };
+  /** Half-closes the connection after the request (the client has nothing more to send). */
+  end?: boolean;
 }
 
 /**
@@ -51,6 +53,7 @@ export function rawRequest(
     // A reset after the answer (the server closed with unread bytes) still counts as closed.
     socket.on('error', () => finish(true));
     socket.write(request);
+    if (options.end) socket.end();
     if (options.drip) {
       const { bytes, everyMs } = options.drip;
       drip = setInterval(() => {
