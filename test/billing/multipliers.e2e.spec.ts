@@ -49,7 +49,13 @@ it('holds for every choice, so n choices cannot overdraw the balance', async () 
   const response = await call(key, '/chat/completions', manyChoices);
   expect(response.status).toBe(402);
   expect((await json(response)).error.type).toBe('insufficient_balance');
-  expect(await eventually(() => balanceOf(key), (cents) => cents === 10, 3000)).toBe(10);
+  expect(
+    await eventually(
+      () => balanceOf(key),
+      (cents) => cents === 10,
+      3000,
+    ),
+  ).toBe(10);
 });
 
 it('holds for every choice against a sub-account cap', async () => {
