@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FaultGateway, inLanes, percentile, round, send, startFaultGateway } from './fault-gateway.ts';
+import { type Fixtures, makeFixtures, resolve } from './fuzz-fixtures.ts';
+import { generate } from './fuzz-requests.ts';
+
+const SEED = Number(process.env.FAULTS_SEED ?? 20) + 1;
+const LOAD_MS = 20_000;
+const CANARY_P99_MS = 100;
+const KB = 1024;
+
+/** Bodies that once held the event loop for minutes: long runs without spaces, up to the body limit. */
+function largeBodies(): { path: string; body: Buffer; label: string }[] {
+  const chat = (content: string, path = '/v1/chat/completions') => ({
+    path,
+    label: `${path} ${Math.round(content.length / KB)}k chars`,
+    body: Buffer.from(
+      JSON.stringify({ model: 'local/echo', max_tokens: 16, messages: [{ role: 'user', content }] }),
+    ),
+  });
+  return [
+    chat('a'.repeat(300 * KB)),
+    chat('字'.repeat(200 * KB)),
+    chat('a'.repeat(300 * KB), '/v1/messages'),
+    chat('x'.repeat(500 * KB), '/v1/messages/count_tokens'),
+    chat('ab'.repeat(1024 * KB)),
+    chat('z'.repeat(9 * 1024 * KB)),
+  ];
+}
+
+function canary(url: string, path: string, key: string): Promise<number[]> {
+  return new Promise((done, fail) =>
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'canary.ts'), url, path, key, String(LOAD_MS), '40'],
+      { timeout: LOAD_MS + 30_000 },
+      (error, stdout) => (error ? fail(error) : done(JSON.parse(stdout) as number[])),
+    ),
+  );
+}
+
+describe('the event loop under fuzzing and huge bodies', () => {
+  let gateway: FaultGateway;
+  let fixtures: Fixtures;
+
+  beforeAll(async () => {
+    gateway = await startFaultGateway();
+    fixtures = await makeFixtures(gateway);
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  it(`answers a canary within ${CANARY_P99_MS} ms at p99 meanwhile`, async () => {
+    const stopAt = Date.now() + LOAD_MS;
+    const fuzzed = generate(SEED, 20_000);
+    const bodies = largeBodies();
+    const large: { label: string; status: number | string; ms: number }[] = [];
+    let fuzzCount = 0;
+    const fuzz = inLanes(fuzzed, 6, async (request) => {
+      if (Date.now() > stopAt) return;
+      fuzzCount++;
+      await send(gateway.url, resolve(request, gateway, fixtures)).catch(() => undefined);
+    });
+    const heavy = inLanes(
+      Array.from({ length: 400 }, (_, i) => bodies[i % bodies.length]),
+      2,
+      async (item) => {
+        if (!item || Date.now() > stopAt) return;
+        const answer = await send(gateway.url, {
+          method: 'POST',
+          path: item.path,
+          headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+          body: item.body,
+          timeoutMs: 60_000,
+        }).catch((error: Error) => ({ status: error.message, ms: 0 }));
+        large.push({ label: item.label, status: answer.status, ms: answer.ms });
+      },
+    );
+    const [balance, health] = await Promise.all([
+      canary(gateway.url, '/v1/balance', gateway.key),
+      canary(gateway.url, '/admin/health', gateway.adminToken),
+      fuzz,
+      heavy,
+    ]);
+
+    const byLabel = new Map<string, { n: number; statuses: Set<number | string>; worst: number }>();
+    for (const r of large) {
+      const entry = byLabel.get(r.label) ?? { n: 0, statuses: new Set(), worst: 0 };
+      entry.n++;
+      entry.statuses.add(r.status);
+      entry.worst = Math.max(entry.worst, r.ms);
+      byLabel.set(r.label, entry);
+    }
+    const figures = (name: string, values: number[]) =>
+      `${name}_n=${values.length} ${name}_p50_ms=${round(percentile(values, 50))} ` +
+      `${name}_p99_ms=${round(percentile(values, 99))} ${name}_max_ms=${round(Math.max(...values))}`;
+    console.log(
+      `FAULTS event-loop seconds=${LOAD_MS / 1000} fuzzed=${fuzzCount} large_bodies=${large.length} ` +
+        `${figures('balance', balance)} ${figures('health', health)}`,
+    );
+    for (const [label, e] of byLabel)
+      console.log(
+        `FAULTS event-loop large ${label}: n=${e.n} statuses=${[...e.statuses].join('/')} worst_ms=${Math.round(e.worst)}`,
+      );
+    expect(large.length).toBeGreaterThan(0);
+    expect(percentile(balance, 99)).toBeLessThanOrEqual(CANARY_P99_MS);
+    expect(percentile(health, 99)).toBeLessThanOrEqual(CANARY_P99_MS);
+  });
+});
