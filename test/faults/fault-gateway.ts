@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
+
+export { Agent };
+
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/db/embedded.ts';
@@ -87,6 +90,8 @@ export interface Sent {
   headers?: Record<string, string>;
   body?: string | Buffer;
   timeoutMs?: number;
+  /** A pool of one's own (the shared one keeps at most 64 sockets open). */
+  agent?: Agent;
 }
 
 export interface Answer {
@@ -110,7 +115,14 @@ export function send(base: string, sent: Sent): Promise<Answer> {
     if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length'))
       headers['content-length'] = String(body.length);
     const req = request(
-      { host: url.hostname, port: url.port, method: sent.method, path: sent.path, headers, agent },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: sent.method,
+        path: sent.path,
+        headers,
+        agent: sent.agent ?? agent,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
