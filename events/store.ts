@@ -83,6 +83,19 @@ export class UnstorableEventError extends Error {
   }
 }
 
+/**
+ * The store cannot be reached right now (a cluster without a leader, a node that went away): the operation may be
+ * retried once it is back, so the HTTP layer answers 503 with Retry-After rather than 500.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the event store is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 export function satisfiesExpected(expected: ExpectedRevision, actual: number): boolean {
   switch (expected) {
     case 'any':

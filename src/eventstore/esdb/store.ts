@@ -1,13 +1,16 @@
 import {
   BACKWARDS,
+  DeadlineExceededError,
   END,
   EventStoreDBClient,
   excludeSystemEvents,
   FORWARDS,
   jsonEvent,
   NO_STREAM,
+  NotLeaderError,
   type START,
   StreamNotFoundError,
+  UnavailableError,
   WrongExpectedVersionError,
 } from '@eventstore/db-client';
 import { chainHash, GENESIS_HASH, type NewEvent, type StoredEvent } from '../../../events/envelope.ts';
@@ -18,6 +21,7 @@ import {
   type ExpectedRevision,
   type ReadAllOptions,
   type ReadStreamOptions,
+  StoreUnavailableError,
   satisfiesExpected,
   WrongExpectedRevisionError,
 } from '../../../events/store.ts';
@@ -33,6 +37,23 @@ import {
 /** How far back an `any` / `stream_exists` retry is searched for its own events. */
 const RETRY_WINDOW = 1000;
 const MAX_ATTEMPTS = 50;
+
+/** gRPC's UNAVAILABLE, DEADLINE_EXCEEDED and a follower's refusal all pass once the cluster is whole again. */
+function passing(error: unknown): unknown {
+  const passes =
+    error instanceof UnavailableError ||
+    error instanceof DeadlineExceededError ||
+    error instanceof NotLeaderError;
+  return passes ? new StoreUnavailableError(error) : error;
+}
+
+async function unlessUnavailable<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw passing(error);
+  }
+}
 
 /**
  * EventStoreDB adapter. EventStoreDB enforces the expected revision itself; the adapter always appends with the
@@ -50,7 +71,7 @@ export class EsdbEventStore implements EventStore {
   }
 
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    const work = this.appendWithRetry(stream, events, expected);
+    const work = unlessUnavailable(this.appendWithRetry(stream, events, expected));
     this.pending.add(work);
     return work.finally(() => this.pending.delete(work));
   }
@@ -163,14 +184,20 @@ export class EsdbEventStore implements EventStore {
   }
 
   readStream(stream: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
-    return this.read(stream, {
-      fromRevision: BigInt(options.fromRevision ?? 0),
-      direction: FORWARDS,
-      maxCount: options.maxCount ?? Number.MAX_SAFE_INTEGER,
-    });
+    return unlessUnavailable(
+      this.read(stream, {
+        fromRevision: BigInt(options.fromRevision ?? 0),
+        direction: FORWARDS,
+        maxCount: options.maxCount ?? Number.MAX_SAFE_INTEGER,
+      }),
+    );
   }
 
-  async readAll(from: string, options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+  readAll(from: string, options: ReadAllOptions = {}): Promise<StoredEvent[]> {
+    return unlessUnavailable(this.readAllPages(from, options));
+  }
+
+  private async readAllPages(from: string, options: ReadAllOptions): Promise<StoredEvent[]> {
     const maxCount = options.maxCount ?? 500;
     const events: StoredEvent[] = [];
     let position = from;

@@ -184,7 +184,8 @@ async function relayEvents(reply: FastifyReply, opened: OpenedStream, deps: Chat
 
 /**
  * An Anthropic model's own event stream, passed on event by event (the model id rewritten to the gateway's),
- * billed from the cumulative usage the events carry.
+ * billed from the cumulative usage the events carry. `message_stop` is held back until the charge is durable,
+ * so a stream whose settlement failed ends with an `error` event instead of as a success.
  */
 async function relayNative(
   reply: FastifyReply,
@@ -194,8 +195,13 @@ async function relayNative(
   const { target, prepared } = opened;
   const stream = openEventStream(reply, opened);
   const usage = new NativeUsage();
+  let stop: string | undefined;
   const write = async (event: { event: string | undefined; data: string }) => {
     usage.observe(event);
+    if (event.event === 'message_stop') {
+      stop = `event: message_stop\ndata: ${event.data}\n\n`;
+      return;
+    }
     let data = event.data;
     if (event.event === 'message_start') {
       const parsed = JSON.parse(data) as { message?: { model?: string } };
@@ -218,6 +224,7 @@ async function relayNative(
   }
   await settleChat(deps.spending, prepared, usage.reported(), usage.produced).catch((error: unknown) => {
     reply.log.error({ err: error, holdId: prepared.hold.holdId }, 'settling a streamed request failed');
+    failure ??= error;
   });
   if (stream.gone()) return;
   if (failure) {
@@ -225,5 +232,5 @@ async function relayNative(
     stream.end(sseEvent({ type: 'error', error: body.error }));
     return;
   }
-  stream.end();
+  stream.end(stop);
 }
