@@ -1,7 +1,10 @@
 import { DEFAULT_BALANCE_LOW_NANOS } from '../../commands/account/state.ts';
+import type { AccountEvent } from '../../events/account.ts';
+import { categorize } from '../../events/categories.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { parseEvent } from '../../events/index.ts';
 import { type EventStore, START } from '../../events/store.ts';
+import type { SubAccountEvent } from '../../events/subaccount.ts';
 import { hashKey, sameDigest } from './keys.ts';
 
 export interface KeyHolder {
@@ -81,7 +84,30 @@ export class LiveAccounts {
     for (const wake of this.waiters) wake();
     const parsed = parseEvent(stored);
     if (!parsed.ok) return;
-    const event = parsed.event;
+    const sorted = categorize(parsed.event);
+    switch (sorted.category) {
+      case 'account':
+        this.applyAccount(stored, sorted.event);
+        return;
+      case 'subaccount':
+        this.applySubAccount(stored, sorted.event);
+        return;
+      // Spending is decided in the budget streams' own writers; nothing here depends on it.
+      case 'budget':
+      case 'job':
+      case 'file':
+      case 'batch':
+      case 'webhook':
+      case 'webhooksecret':
+        return;
+      default: {
+        const _exhaustive: never = sorted;
+        return;
+      }
+    }
+  }
+
+  private applyAccount(stored: StoredEvent, event: AccountEvent): void {
     switch (event.type) {
       case 'AccountOpened':
         this.accounts.set(event.data.accountId, {
@@ -118,6 +144,18 @@ export class LiveAccounts {
       case 'TagBudgetSet':
         this.accounts.get(event.data.accountId)?.tagBudgets.set(event.data.tag, BigInt(event.data.capNanos));
         return;
+      case 'DailyUsageSummarized':
+      case 'WebhookEndpointSet':
+        return;
+      default: {
+        const _exhaustive: never = event;
+        return;
+      }
+    }
+  }
+
+  private applySubAccount(stored: StoredEvent, event: SubAccountEvent): void {
+    switch (event.type) {
       case 'SubAccountCreated': {
         const data = event.data;
         this.subAccounts.set(data.subAccountId, {
@@ -152,45 +190,6 @@ export class LiveAccounts {
         this.removeKey(event.data.keyId);
         return;
       }
-      // Spending is decided in the budget streams' own writers; nothing here depends on it.
-      case 'DailyUsageSummarized':
-      case 'BudgetMonthOpened':
-      case 'BudgetMonthClosed':
-      case 'SpendReserved':
-      case 'SpendSettled':
-      case 'SpendOverrun':
-      case 'SpendReleased':
-      case 'BalanceLowReached':
-      case 'BalanceExhausted':
-      case 'TagUsageThresholdExceeded':
-      case 'SubAccountSpendExceeded':
-      case 'WebhookEndpointSet':
-      case 'WebhookDeliveryRequested':
-      case 'WebhookAttemptStarted':
-      case 'WebhookAttemptFailed':
-      case 'WebhookDelivered':
-      case 'WebhookAbandoned':
-      case 'WebhookSecretRotated':
-      case 'JobQueued':
-      case 'JobClaimed':
-      case 'JobSubmitted':
-      case 'JobAttemptFailed':
-      case 'JobCompleted':
-      case 'JobFailed':
-      case 'JobCancelled':
-      case 'FileUploaded':
-      case 'FileDeleted':
-      case 'BatchCreated':
-      case 'BatchValidated':
-      case 'BatchStarted':
-      case 'BatchLineFinished':
-      case 'BatchCancelRequested':
-      case 'BatchFinalizing':
-      case 'BatchCompleted':
-      case 'BatchExpired':
-      case 'BatchCancelled':
-      case 'BatchFailed':
-        return;
       default: {
         const _exhaustive: never = event;
         return;

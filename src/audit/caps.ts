@@ -1,5 +1,9 @@
+import type { AccountEvent } from '../../events/account.ts';
+import type { BudgetEvent } from '../../events/budget.ts';
+import { categorize } from '../../events/categories.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { type GatewayEvent, parseEvent } from '../../events/index.ts';
+import type { SubAccountEvent } from '../../events/subaccount.ts';
 import { usd } from './decimal.ts';
 import { Findings, where } from './findings.ts';
 
@@ -44,6 +48,31 @@ export class CapReplay {
   overruns = 0;
 
   apply(stored: StoredEvent, event: GatewayEvent): void {
+    const sorted = categorize(event);
+    switch (sorted.category) {
+      case 'account':
+        this.applyAccount(sorted.event);
+        return;
+      case 'subaccount':
+        this.applySubAccount(sorted.event);
+        return;
+      case 'budget':
+        this.applyBudget(stored, sorted.event);
+        return;
+      case 'job':
+      case 'file':
+      case 'batch':
+      case 'webhook':
+      case 'webhooksecret':
+        return;
+      default: {
+        const _exhaustive: never = sorted;
+        return;
+      }
+    }
+  }
+
+  private applyAccount(event: AccountEvent): void {
     switch (event.type) {
       case 'AccountToppedUp':
         this.book(event.data.accountId).toppedUp += BigInt(event.data.amountNanos);
@@ -51,6 +80,22 @@ export class CapReplay {
       case 'TagBudgetSet':
         this.book(event.data.accountId).tagCaps.set(event.data.tag, BigInt(event.data.capNanos));
         return;
+      case 'AccountOpened':
+      case 'ApiKeyIssued':
+      case 'ApiKeyRevoked':
+      case 'AccountSettingsChanged':
+      case 'DailyUsageSummarized':
+      case 'WebhookEndpointSet':
+        return;
+      default: {
+        const _exhaustive: never = event;
+        return;
+      }
+    }
+  }
+
+  private applySubAccount(event: SubAccountEvent): void {
+    switch (event.type) {
       case 'SubAccountCreated':
         this.subAccounts.set(event.data.subAccountId, {
           accountId: event.data.accountId,
@@ -68,6 +113,15 @@ export class CapReplay {
         if (sub) sub.deleted = true;
         return;
       }
+      default: {
+        const _exhaustive: never = event;
+        return;
+      }
+    }
+  }
+
+  private applyBudget(stored: StoredEvent, event: BudgetEvent): void {
+    switch (event.type) {
       case 'BudgetMonthOpened': {
         const book = this.book(event.data.accountId);
         for (const hold of event.data.openHolds) {
@@ -101,37 +155,6 @@ export class CapReplay {
       case 'BalanceExhausted':
       case 'TagUsageThresholdExceeded':
       case 'SubAccountSpendExceeded':
-      case 'WebhookEndpointSet':
-      case 'WebhookDeliveryRequested':
-      case 'WebhookAttemptStarted':
-      case 'WebhookAttemptFailed':
-      case 'WebhookDelivered':
-      case 'WebhookAbandoned':
-      case 'WebhookSecretRotated':
-      case 'AccountOpened':
-      case 'ApiKeyIssued':
-      case 'ApiKeyRevoked':
-      case 'AccountSettingsChanged':
-      case 'DailyUsageSummarized':
-      case 'JobQueued':
-      case 'JobClaimed':
-      case 'JobSubmitted':
-      case 'JobAttemptFailed':
-      case 'JobCompleted':
-      case 'JobFailed':
-      case 'JobCancelled':
-      case 'FileUploaded':
-      case 'FileDeleted':
-      case 'BatchCreated':
-      case 'BatchValidated':
-      case 'BatchStarted':
-      case 'BatchLineFinished':
-      case 'BatchCancelRequested':
-      case 'BatchFinalizing':
-      case 'BatchCompleted':
-      case 'BatchExpired':
-      case 'BatchCancelled':
-      case 'BatchFailed':
         return;
       default: {
         const _exhaustive: never = event;

@@ -1,3 +1,5 @@
+import type { BudgetEvent } from '../../events/budget.ts';
+import { categorize } from '../../events/categories.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import type { GatewayEvent } from '../../events/index.ts';
 import { usd } from './decimal.ts';
@@ -25,6 +27,27 @@ export class HoldBook {
   released = 0;
 
   apply(stored: StoredEvent, event: GatewayEvent): void {
+    const sorted = categorize(event);
+    switch (sorted.category) {
+      case 'budget':
+        this.applyBudget(stored, sorted.event);
+        return;
+      case 'account':
+      case 'subaccount':
+      case 'job':
+      case 'file':
+      case 'batch':
+      case 'webhook':
+      case 'webhooksecret':
+        return;
+      default: {
+        const _exhaustive: never = sorted;
+        return;
+      }
+    }
+  }
+
+  private applyBudget(stored: StoredEvent, event: BudgetEvent): void {
     switch (event.type) {
       case 'SpendReserved': {
         const key = `${event.data.accountId}/${event.data.holdId}`;
@@ -73,42 +96,6 @@ export class HoldBook {
       case 'BalanceExhausted':
       case 'TagUsageThresholdExceeded':
       case 'SubAccountSpendExceeded':
-      case 'WebhookEndpointSet':
-      case 'WebhookDeliveryRequested':
-      case 'WebhookAttemptStarted':
-      case 'WebhookAttemptFailed':
-      case 'WebhookDelivered':
-      case 'WebhookAbandoned':
-      case 'WebhookSecretRotated':
-      case 'AccountOpened':
-      case 'ApiKeyIssued':
-      case 'ApiKeyRevoked':
-      case 'AccountToppedUp':
-      case 'AccountSettingsChanged':
-      case 'TagBudgetSet':
-      case 'DailyUsageSummarized':
-      case 'SubAccountCreated':
-      case 'SubAccountUpdated':
-      case 'SubAccountDeleted':
-      case 'JobQueued':
-      case 'JobClaimed':
-      case 'JobSubmitted':
-      case 'JobAttemptFailed':
-      case 'JobCompleted':
-      case 'JobFailed':
-      case 'JobCancelled':
-      case 'FileUploaded':
-      case 'FileDeleted':
-      case 'BatchCreated':
-      case 'BatchValidated':
-      case 'BatchStarted':
-      case 'BatchLineFinished':
-      case 'BatchCancelRequested':
-      case 'BatchFinalizing':
-      case 'BatchCompleted':
-      case 'BatchExpired':
-      case 'BatchCancelled':
-      case 'BatchFailed':
         return;
       default: {
         const _exhaustive: never = event;
