@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { BudgetLedger } from '../commands/budget/handler.ts';
 import { JobCommands } from '../commands/job/handler.ts';
 import type { EventStore } from '../events/store.ts';
 import { START } from '../events/store.ts';
@@ -9,7 +10,6 @@ import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
 import { BatchService } from './batches/service.ts';
 import { BatchWorker, batchConcurrency } from './batches/worker.ts';
-import { BudgetLedger } from './billing/ledger.ts';
 import { Spending } from './billing/spending.ts';
 import { buildCatalog } from './catalog/index.ts';
 import type { Config } from './config.ts';

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { binding, type Headroom, type Limits } from '../../commands/budget/decide.ts';
+import type { BudgetLedger } from '../../commands/budget/handler.ts';
 import type { ChargeDetail } from '../../events/budget.ts';
 import { monthOf } from '../../events/budget.ts';
 import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Charge, nanosToCents } from './charge.ts';
-import type { BudgetLedger } from './ledger.ts';
 
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;

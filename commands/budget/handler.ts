@@ -1,9 +1,9 @@
-import { type BudgetCommand, type Carried, decide, MonthUnavailable } from '../../commands/budget/decide.ts';
-import { type BudgetState, evolve, initialState } from '../../commands/budget/state.ts';
-import { type Decision, StreamWriter } from '../../commands/stream-writer.ts';
 import { type BudgetEvent, budgetStream, monthOf, nextMonth, previousMonth } from '../../events/budget.ts';
 import { deterministicEventId, parseAs, toNewEvent } from '../../events/index.ts';
 import type { EventStore } from '../../events/store.ts';
+import { type Decision, StreamWriter } from '../stream-writer.ts';
+import { type BudgetCommand, type Carried, decide, MonthUnavailable } from './decide.ts';
+import { type BudgetState, evolve, initialState } from './state.ts';
 
 export type BudgetDecision = Decision<BudgetState, BudgetEvent>;
 
