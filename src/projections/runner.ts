@@ -4,7 +4,7 @@ import type { EventStore } from '../../events/store.ts';
 import { liveTables, type Projection } from '../../projections/types.ts';
 import { applyEvents } from './apply.ts';
 import { BatchedSql } from './batched-sql.ts';
-import { batches } from './batches.ts';
+import { chunks } from './chunks.ts';
 
 const MAX_BATCH = 500;
 /** The pause after a run that was not full, so that runs under load grow (bounds the added read-model lag). */
@@ -156,7 +156,7 @@ export class ProjectionRunner {
     const stop = () => local.abort();
     signal.addEventListener('abort', stop, { once: true });
     try {
-      for await (const run of batches(store.subscribe(from, local.signal), MAX_BATCH)) {
+      for await (const run of chunks(store.subscribe(from, local.signal), MAX_BATCH)) {
         const committed = await commitAll(pool, store, projections, held, run);
         if (!committed) return; // a checkpoint moved under us (a rebuild): start again from the stored ones
         for (const [name, checkpoint] of committed) {

@@ -2,7 +2,7 @@
  * Groups an async stream into runs of whatever has already arrived (at least one item, at most `max`), reading
  * ahead by at most `max` items so that a slow consumer bounds memory.
  */
-export async function* batches<T>(source: AsyncIterable<T>, max: number): AsyncIterable<T[]> {
+export async function* chunks<T>(source: AsyncIterable<T>, max: number): AsyncIterable<T[]> {
   const iterator = source[Symbol.asyncIterator]();
   const buffer: T[] = [];
   let done = false;

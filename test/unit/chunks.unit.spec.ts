@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { batches } from '../../src/projections/batches.ts';
+import { chunks } from '../../src/projections/chunks.ts';
 
-describe('batches', () => {
+describe('chunks', () => {
   it('groups what has already arrived, bounded by the maximum, losing and repeating nothing', async () => {
     async function* source() {
       for (let i = 0; i < 10; i++) yield i;
@@ -9,7 +9,7 @@ describe('batches', () => {
       for (let i = 10; i < 13; i++) yield i;
     }
     const runs: number[][] = [];
-    for await (const run of batches(source(), 4)) runs.push(run);
+    for await (const run of chunks(source(), 4)) runs.push(run);
     expect(runs.flat()).toEqual(Array.from({ length: 13 }, (_, i) => i));
     expect(Math.max(...runs.map((r) => r.length))).toBeLessThanOrEqual(4);
   });
@@ -22,7 +22,7 @@ describe('batches', () => {
     const seen: number[] = [];
     await expect(
       (async () => {
-        for await (const run of batches(failing(), 10)) seen.push(...run);
+        for await (const run of chunks(failing(), 10)) seen.push(...run);
       })(),
     ).rejects.toThrow('boom');
     expect(seen).toEqual([1]);
