@@ -1,4 +1,4 @@
-import type { Projection } from '../types.ts';
+import type { Projection, Sql } from '../types.ts';
 
 /** API keys by id: owner, display prefix, hash, and revocation time. */
 export const apiKeysProjection: Projection = {
@@ -59,4 +59,16 @@ export async function findApiKey(
     [keyId],
   );
   return rows[0] as ApiKeyRow | undefined;
+}
+
+/**
+ * Account-level webhooks are signed with the secret of the account's main key: its oldest key not revoked, or its
+ * oldest key when all are revoked.
+ */
+export async function signingKeyOf(sql: Sql, accountId: string): Promise<string | undefined> {
+  const { rows } = await sql.query<{ key_id: string }>(
+    `SELECT key_id FROM api_keys WHERE account_id = $1 ORDER BY revoked_at IS NOT NULL, created_at, key_id LIMIT 1`,
+    [accountId],
+  );
+  return rows[0]?.key_id;
 }

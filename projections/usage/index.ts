@@ -90,6 +90,21 @@ export async function usageBy(
   return rows;
 }
 
+/** Lifetime spending per sub-account of the account, or of the one sub-account given. */
+export async function subAccountSpending(
+  sql: Sql,
+  accountId: string,
+  subAccountId?: string,
+): Promise<Map<string, bigint>> {
+  const { rows } = await sql.query<{ sub_account_id: string; cost_nanos: string }>(
+    `SELECT sub_account_id, sum(cost_nanos)::text AS cost_nanos FROM usage
+     WHERE account_id = $1 AND sub_account_id <> '' AND ($2::text IS NULL OR sub_account_id = $2)
+     GROUP BY sub_account_id`,
+    [accountId, subAccountId ?? null],
+  );
+  return new Map(rows.map((r) => [r.sub_account_id, BigInt(r.cost_nanos)]));
+}
+
 export async function dailyUsage(sql: Sql, day: string) {
   const { rows } = await sql.query<{
     account_id: string;

@@ -3,6 +3,7 @@ import { SubAccountCommands } from '../../commands/subaccount/handler.ts';
 import { NANOS_PER_CENT } from '../../events/money.ts';
 import type { EventStore } from '../../events/store.ts';
 import type { Sql } from '../../projections/types.ts';
+import { subAccountSpending } from '../../projections/usage/index.ts';
 import { nanosToCents } from '../billing/charge.ts';
 import { ApiError } from '../http/errors.ts';
 import { generateKey } from './keys.ts';
@@ -136,14 +137,8 @@ export class SubAccounts {
   }
 
   /** Lifetime spending per sub-account, from the usage read model. */
-  private async spent(accountId: string, subAccountId?: string): Promise<Map<string, bigint>> {
-    const { rows } = await this.sql.query<{ sub_account_id: string; cost_nanos: string }>(
-      `SELECT sub_account_id, sum(cost_nanos)::text AS cost_nanos FROM usage
-       WHERE account_id = $1 AND sub_account_id <> '' AND ($2::text IS NULL OR sub_account_id = $2)
-       GROUP BY sub_account_id`,
-      [accountId, subAccountId ?? null],
-    );
-    return new Map(rows.map((r) => [r.sub_account_id, BigInt(r.cost_nanos)]));
+  private spent(accountId: string, subAccountId?: string): Promise<Map<string, bigint>> {
+    return subAccountSpending(this.sql, accountId, subAccountId);
   }
 }
 

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { AttemptOutcome } from '../../commands/webhook/delivery.ts';
 import type { WebhookEventTypeName } from '../../events/webhook.ts';
+import { signingKeyOf } from '../../projections/api-keys/index.ts';
 import { dueDeliveries, pendingNotices } from '../../projections/webhook-deliveries/queries.ts';
 import { guardedFetch, UrlRefused } from '../net/url-guard.ts';
 import type { Webhooks } from './service.ts';
@@ -151,18 +152,6 @@ export function startWebhookWorker(options: WebhookWorkerOptions): {
       await Promise.allSettled([...inFlight.values()]);
     },
   };
-}
-
-/**
- * Account-level webhooks are signed with the secret of the account's main key: its oldest key not revoked, or its
- * oldest key when all are revoked.
- */
-async function signingKeyOf(pool: pg.Pool, accountId: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ key_id: string }>(
-    `SELECT key_id FROM api_keys WHERE account_id = $1 ORDER BY revoked_at IS NOT NULL, created_at, key_id LIMIT 1`,
-    [accountId],
-  );
-  return rows[0]?.key_id;
 }
 
 function describeFailure(error: unknown): string {

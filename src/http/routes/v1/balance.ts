@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { NANOS_PER_CENT } from '../../../../events/money.ts';
 import { balanceNanos } from '../../../../projections/balances/index.ts';
 import type { Sql } from '../../../../projections/types.ts';
+import { subAccountSpending } from '../../../../projections/usage/index.ts';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 
 export const Balance = z.object({ cents: z.number().int(), usd: z.number() });
@@ -24,11 +25,8 @@ export const balanceRoutes =
       const subAccountId = request.auth.subAccountId;
       if (subAccountId) {
         const cap = live.subAccount(subAccountId)?.spendCapNanos ?? 0n;
-        const { rows } = await sql.query<{ spent: string | null }>(
-          'SELECT sum(cost_nanos)::text AS spent FROM usage WHERE account_id = $1 AND sub_account_id = $2',
-          [request.auth.accountId, subAccountId],
-        );
-        return toBalance(cap - BigInt(rows[0]?.spent ?? '0'));
+        const spent = await subAccountSpending(sql, request.auth.accountId, subAccountId);
+        return toBalance(cap - (spent.get(subAccountId) ?? 0n));
       }
       return toBalance((await balanceNanos(sql, request.auth.accountId)) ?? 0n);
     });
