@@ -122,3 +122,21 @@ export async function balanceNanos(sql: Sql, accountId: string): Promise<bigint 
   );
   return rows[0] ? BigInt(rows[0].balance_nanos) : undefined;
 }
+
+/**
+ * What was charged in all per request whose id starts with `prefix`, for the requests that were settled (a
+ * batch's lines: their request ids share the batch's prefix).
+ */
+export async function settledChargesByPrefix(
+  sql: Sql,
+  accountId: string,
+  prefix: string,
+): Promise<Map<string, bigint>> {
+  const { rows } = await sql.query<{ request_id: string; charged: string }>(
+    `SELECT request_id, sum(charged_nanos)::text AS charged FROM charges
+     WHERE account_id = $1 AND starts_with(request_id, $2)
+     GROUP BY request_id HAVING bool_or(kind = 'settled')`,
+    [accountId, prefix],
+  );
+  return new Map(rows.map((row) => [row.request_id, BigInt(row.charged)]));
+}

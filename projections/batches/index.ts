@@ -205,3 +205,11 @@ export async function dueBatches(sql: Sql, limit: number): Promise<string[]> {
   );
   return rows.map((row) => row.batch_id);
 }
+
+/** The batch's status as the read model has it; a running batch looks here for a cancellation. */
+export async function batchStatus(sql: Sql, batchId: string): Promise<string | undefined> {
+  const { rows } = await sql.query<{ status: string }>('SELECT status FROM batches WHERE batch_id = $1', [
+    batchId,
+  ]);
+  return rows[0]?.status;
+}

@@ -1,16 +1,11 @@
 import type pg from 'pg';
 import type { z } from 'zod';
-import { type BatchState, evolve, initialState, isSuccess } from '../../commands/batch/decide.ts';
+import type { BatchState } from '../../commands/batch/decide.ts';
 import { BatchCommands } from '../../commands/batch/handler.ts';
-import {
-  type BatchCreated,
-  type BatchEvent,
-  type BatchLineFinished,
-  batchStream,
-} from '../../events/batch.ts';
-import { parseAs } from '../../events/index.ts';
+import type { BatchCreated, BatchLineFinished } from '../../events/batch.ts';
 import type { EventStore } from '../../events/store.ts';
-import { dueBatches } from '../../projections/batches/index.ts';
+import { settledChargesByPrefix } from '../../projections/balances/index.ts';
+import { batchStatus, dueBatches } from '../../projections/batches/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { type ChatDeps, completeChat } from '../chat/dispatch.ts';
 import { completionId } from '../chat/service.ts';
@@ -18,9 +13,12 @@ import type { BlobStore } from '../files/blob-store.ts';
 import { type FilesService, fileBlobKey } from '../files/service.ts';
 import { describeError } from '../http/errors.ts';
 import { projectedUpTo } from '../projections/wait.ts';
+import { concludeBatch } from './conclude.ts';
 import { inputLines, parseInputLine, validateInput } from './input.ts';
-import { errorLine, finishedLines, keptBody, lineRequestId, outputLine, resultFileId } from './output.ts';
+import { withBatchLease } from './lease.ts';
+import { keptBody, lineRequestId } from './output.ts';
 import { recordLine } from './record-line.ts';
+import { loadBatch } from './state.ts';
 
 export interface BatchWorkerOptions {
   pool: pg.Pool;
@@ -45,17 +43,6 @@ export function batchConcurrency(env: NodeJS.ProcessEnv): number {
 /** How often a running batch looks whether it was cancelled. */
 const CANCEL_POLL_MS = 200;
 const NEVER = new AbortController().signal;
-
-const UNRUN = {
-  expired: {
-    code: 'batch_expired',
-    message: 'This request could not be executed before the completion window expired.',
-  },
-  cancelled: {
-    code: 'batch_cancelled',
-    message: 'This request was not executed because the batch was cancelled.',
-  },
-} as const;
 
 /**
  * Works batches from the `batches` read model: validates the input file, runs each line through the chat
@@ -90,52 +77,11 @@ export class BatchWorker {
       try {
         for (const batchId of await dueBatches(this.options.pool, 20)) {
           if (signal.aborted) return;
-          await this.tryWork(batchId);
+          await withBatchLease(this.options.pool, batchId, this.options.log, () => this.work(batchId));
         }
       } catch (error) {
         this.options.log(`batch worker failed: ${String(error)}`);
       }
-    }
-  }
-
-  private async tryWork(batchId: string): Promise<void> {
-    const client = await this.options.pool.connect();
-    // The database going away (a restart) must not end the process: the lock goes with the session, the unlock
-    // below fails and is logged, and the next pass takes the batch again from its recorded lines.
-    const lost = (error: Error) => this.options.log(`batch ${batchId} lost its lease: ${String(error)}`);
-    client.on('error', lost);
-    try {
-      const { rows } = await client.query<{ held: boolean }>(
-        `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.batch.' || $1)) AS held`,
-        [batchId],
-      );
-      if (!rows[0]?.held) return; // another instance works it
-      try {
-        await this.work(batchId);
-      } finally {
-        await client.query(`SELECT pg_advisory_unlock(hashtext(current_schema() || '.batch.' || $1))`, [
-          batchId,
-        ]);
-      }
-    } finally {
-      client.removeListener('error', lost);
-      client.release();
-    }
-  }
-
-  private async load(batchId: string): Promise<BatchState> {
-    let state = initialState();
-    for (let from = 0; ; ) {
-      const page = await this.options.store.readStream(batchStream(batchId), {
-        fromRevision: from,
-        maxCount: 1000,
-      });
-      for (const stored of page) {
-        const event = parseAs<BatchEvent>(stored);
-        if (event) state = evolve(state, event);
-        from = stored.revision + 1;
-      }
-      if (page.length < 1000) return state;
     }
   }
 
@@ -144,7 +90,7 @@ export class BatchWorker {
   }
 
   private async work(batchId: string): Promise<void> {
-    let state = await this.load(batchId);
+    let state = await loadBatch(this.options.store, batchId);
     const batch = state.created;
     if (!batch) return;
     if (state.status === 'validating') {
@@ -160,14 +106,14 @@ export class BatchWorker {
           : { type: 'FailValidation', errors: validation.errors },
         this.context(),
       );
-      state = await this.load(batchId);
+      state = await loadBatch(this.options.store, batchId);
     }
     if (state.status === 'queued' || state.status === 'in_progress') {
       if (this.expired(batch)) return this.conclude(batchId, 'expired');
       const started = await this.commands.handle(batchId, { type: 'StartBatch' }, this.context());
       const ran = await this.runLines(batchId, started.state, started.checkpoint);
       if (ran === 'stopped') return;
-      state = await this.load(batchId);
+      state = await loadBatch(this.options.store, batchId);
       if (state.status === 'cancelling') return this.conclude(batchId, 'cancelled');
       if (ran === 'expired') return this.conclude(batchId, 'expired');
       await this.commands.handle(batchId, { type: 'Finalize' }, this.context());
@@ -208,11 +154,7 @@ export class BatchWorker {
       if (this.expired(batch)) return 'expired';
       if (Date.now() - checkedAt >= CANCEL_POLL_MS) {
         checkedAt = Date.now();
-        const { rows } = await this.options.pool.query<{ status: string }>(
-          'SELECT status FROM batches WHERE batch_id = $1',
-          [batchId],
-        );
-        if (rows[0]?.status === 'cancelling') return 'cancelled';
+        if ((await batchStatus(this.options.pool, batchId)) === 'cancelling') return 'cancelled';
       }
       return undefined;
     };
@@ -309,106 +251,12 @@ export class BatchWorker {
     );
     if (!caughtUp) return undefined;
     const prefix = lineRequestId(batch.batchId, 0).slice(0, -1);
-    const { rows } = await this.options.pool.query<{ request_id: string; charged: string }>(
-      `SELECT request_id, sum(charged_nanos)::text AS charged FROM charges
-       WHERE account_id = $1 AND starts_with(request_id, $2)
-       GROUP BY request_id HAVING bool_or(kind = 'settled')`,
-      [batch.accountId, prefix],
-    );
-    return new Map(rows.map((row) => [Number(row.request_id.slice(prefix.length)), BigInt(row.charged)]));
+    const charged = await settledChargesByPrefix(this.options.pool, batch.accountId, prefix);
+    return new Map([...charged].map(([requestId, nanos]) => [Number(requestId.slice(prefix.length)), nanos]));
   }
 
-  /** Writes the output and error files from the recorded lines, then the batch's last event. */
-  private async conclude(batchId: string, as: 'completed' | 'expired' | 'cancelled'): Promise<void> {
-    const state = await this.load(batchId);
-    const batch = state.created as z.infer<typeof BatchCreated>;
-    const { store, blobs } = this.options;
-    const outputId = resultFileId(batchId, 'output');
-    const errorId = resultFileId(batchId, 'error');
-    let completed = 0;
-    let failed = 0;
-    const output = await this.writeFile(outputId, async function* () {
-      for await (const line of finishedLines(store, batchId)) {
-        if (line.error || !isSuccess(line.statusCode)) continue;
-        completed += 1;
-        yield outputLine(batchId, line);
-      }
-    });
-    const unrun = as === 'completed' ? undefined : UNRUN[as];
-    const errors = await this.writeFile(errorId, async function* () {
-      for (const invalid of state.invalid) {
-        failed += 1;
-        yield errorLine(batchId, invalid.line, invalid.customId, {
-          code: 'invalid_request',
-          message: invalid.message,
-        });
-      }
-      for await (const line of finishedLines(store, batchId)) {
-        if (!line.error && isSuccess(line.statusCode)) continue;
-        failed += 1;
-        yield outputLine(batchId, line);
-      }
-      if (!unrun || state.total === 0 || (await blobs.size(fileBlobKey(batch.inputFileId))) === undefined)
-        return;
-      const seen = new Set<string>();
-      for await (const { line, text } of inputLines(blobs.read(fileBlobKey(batch.inputFileId)))) {
-        const parsed = parseInputLine(line, text, batch.endpoint, seen);
-        if (!parsed.valid || state.finished.has(line)) continue;
-        failed += 1;
-        yield errorLine(batchId, line, parsed.customId, unrun);
-      }
-    });
-    const owner = { accountId: batch.accountId, subAccountId: batch.subAccountId };
-    for (const [fileId, bytes, kind] of [
-      [outputId, output, 'output'],
-      [errorId, errors, 'error'],
-    ] as const) {
-      if (!bytes) continue;
-      await this.options.files.record({
-        fileId,
-        ...owner,
-        filename: `${batchId}_${kind}.jsonl`,
-        bytes: bytes.bytes,
-        purpose: 'batch_output',
-        sha256: bytes.sha256,
-        blobKey: fileBlobKey(fileId),
-        contentType: 'application/jsonl',
-        batchId,
-      });
-    }
-    await this.commands.handle(
-      batchId,
-      {
-        type: 'Conclude',
-        as,
-        outcome: {
-          outputFileId: output ? outputId : null,
-          errorFileId: errors ? errorId : null,
-          completed,
-          // Every line is in one file or the other: invalid, failed, expired or cancelled lines count as failed.
-          failed: Math.max(failed, state.total - completed),
-        },
-      },
-      this.context(),
-    );
-  }
-
-  /** Streams lines into a blob; undefined (and nothing kept) when there was no line. */
-  private async writeFile(
-    fileId: string,
-    lines: () => AsyncGenerator<string>,
-  ): Promise<{ bytes: number; sha256: string } | undefined> {
-    let count = 0;
-    const body = async function* () {
-      for await (const line of lines()) {
-        count += 1;
-        yield Buffer.from(`${line}\n`);
-      }
-    };
-    const stored = await this.options.blobs.write(fileBlobKey(fileId), body());
-    if (count > 0) return stored;
-    await this.options.blobs.remove(fileBlobKey(fileId));
-    return undefined;
+  private conclude(batchId: string, as: 'completed' | 'expired' | 'cancelled'): Promise<void> {
+    return concludeBatch({ ...this.options, commands: this.commands }, batchId, as);
   }
 
   private context() {
