@@ -20,6 +20,7 @@ import { FsBlobStore } from './files/blob-store.ts';
 import { FilesService, maxFileBytes } from './files/service.ts';
 import { loadOrCreateAdminToken } from './http/admin-token.ts';
 import { buildApp } from './http/app.ts';
+import { describeError } from './http/errors.ts';
 import type { JobRouteDeps } from './http/routes/v1/jobs.ts';
 import { startJobWorker } from './jobs/loop.ts';
 import { transcriptionKind } from './jobs/transcription.ts';
@@ -170,6 +171,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       pool: database.pool,
       log: options.log,
       files,
+      describeError,
     },
     options.workerIntervalsMs?.jobs ?? 2000,
   );
@@ -184,6 +186,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     log: options.log,
     intervalMs: options.workerIntervalsMs?.batches ?? 2000,
     concurrency: batchConcurrency(config.env),
+    describeError,
   });
   batchWorker.start();
   const app = await buildApp({

@@ -5,7 +5,7 @@ import type { EventStore } from '../../events/store.ts';
 import type { Sql } from '../../projections/types.ts';
 import { subAccountSpending } from '../../projections/usage/index.ts';
 import { nanosToCents } from '../billing/charge.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { generateKey } from './keys.ts';
 import type { KeyHolder, LiveAccounts, LiveSubAccount } from './live-state.ts';
 
@@ -50,7 +50,7 @@ export class SubAccounts {
     requestId: string,
   ) {
     const account = this.live.account(auth.accountId);
-    if (!account) throw new ApiError(401, 'authentication_error', 'Unknown account');
+    if (!account) throw new RequestRefused('unauthenticated', 'Unknown account');
     const subAccountId = `sa_${randomBytes(12).toString('hex')}`;
     const { key, record } = generateKey();
     const decision = await this.commands.handle(
@@ -131,7 +131,7 @@ export class SubAccounts {
   private owned(auth: KeyHolder, id: string): LiveSubAccount {
     const sub = this.live.subAccount(id);
     if (!sub || sub.deleted || sub.accountId !== auth.accountId) {
-      throw new ApiError(404, 'not_found_error', `No sub-account ${id}`);
+      throw new RequestRefused('not_found', `No sub-account ${id}`);
     }
     return sub;
   }

@@ -4,7 +4,7 @@ import { budgetStream, monthOf, nextMonth, previousMonth } from '../../events/bu
 import type { StoredEvent } from '../../events/envelope.ts';
 import { parseEvent } from '../../events/index.ts';
 import type { EventStore } from '../../events/store.ts';
-import { toBalance } from '../http/routes/v1/balance.ts';
+import { toBalance } from '../billing/balance.ts';
 
 const PAGE = 1000;
 

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { storableText, unstorableCharacter } from '../../events/storable.ts';
 import { ChatCompletionRequest } from '../chat/request.ts';
-import { describeBadInput } from '../http/input-check.ts';
+import { describeBadInput } from '../contracts/input-check.ts';
 
 /** OpenAI's limit on requests per batch. */
 export const MAX_BATCH_LINES = 50_000;

@@ -4,8 +4,8 @@ import type { EventStore } from '../../events/store.ts';
 import { type BatchRow, batchRow, listBatches } from '../../projections/batches/index.ts';
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import type { FilesService } from '../files/service.ts';
-import { ApiError } from '../http/errors.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 
 /** OpenAI's only completion window. */
@@ -61,12 +61,11 @@ export class BatchService {
 
   async create(auth: KeyHolder, input: CreateBatchInput, tag: string | null, requestId: string) {
     const file = await this.files.owned(auth, input.input_file_id).catch(() => {
-      throw new ApiError(404, 'not_found_error', `'input_file_id': no file with id '${input.input_file_id}'`);
+      throw new RequestRefused('not_found', `'input_file_id': no file with id '${input.input_file_id}'`);
     });
     if (file.purpose !== 'batch') {
-      throw new ApiError(
-        400,
-        'invalid_request_error',
+      throw new RequestRefused(
+        'invalid',
         `'input_file_id': file ${file.file_id} has purpose ${file.purpose}; a batch reads a file uploaded with purpose batch`,
       );
     }
@@ -129,7 +128,7 @@ export class BatchService {
   private async owned(auth: KeyHolder, batchId: string): Promise<BatchRow> {
     const row = await batchRow(this.sql, batchId);
     if (!row || row.account_id !== auth.accountId || row.sub_account_id !== auth.subAccountId) {
-      throw new ApiError(404, 'not_found_error', `No batch with id '${batchId}'`);
+      throw new RequestRefused('not_found', `No batch with id '${batchId}'`);
     }
     return row;
   }

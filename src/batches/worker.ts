@@ -9,9 +9,9 @@ import { batchStatus, dueBatches } from '../../projections/batches/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { type ChatDeps, completeChat } from '../chat/dispatch.ts';
 import { completionId } from '../chat/service.ts';
+import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { type FilesService, fileBlobKey } from '../files/service.ts';
-import { describeError } from '../http/errors.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { concludeBatch } from './conclude.ts';
 import { inputLines, parseInputLine, validateInput } from './input.ts';
@@ -32,6 +32,8 @@ export interface BatchWorkerOptions {
   intervalMs: number;
   /** Lines of one batch in flight at once on this gateway. */
   concurrency: number;
+  /** A failed line's status and body, as the same request would have been answered. */
+  describeError: DescribeError;
 }
 
 /** Lines of one batch in flight at once per gateway: GATEWAY_BATCH_CONCURRENCY, else 4. */
@@ -222,7 +224,7 @@ export class BatchWorker {
         costNanos: served.costNanos.toString(),
       };
     } catch (error) {
-      const described = describeError(error);
+      const described = this.options.describeError(error);
       result = { statusCode: described.status, ...keptBody(described.body), costNanos: '0' };
     }
     await this.record({ batchId, line, customId, requestId, error: null, ...result });

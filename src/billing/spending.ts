@@ -5,8 +5,8 @@ import type { BudgetLedger } from '../../commands/budget/handler.ts';
 import type { ChargeDetail } from '../../events/budget.ts';
 import { monthOf } from '../../events/budget.ts';
 import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import { ApiError } from '../http/errors.ts';
 import { type Charge, nanosToCents } from './charge.ts';
 
 /** How long an unsettled hold lives before the expiry worker releases it. */
@@ -49,7 +49,7 @@ export class Spending {
 
   limits(auth: KeyHolder, tag: string | null): Limits {
     const account = this.live.account(auth.accountId);
-    if (!account) throw new ApiError(401, 'authentication_error', 'Unknown account');
+    if (!account) throw new RequestRefused('unauthenticated', 'Unknown account');
     const sub = auth.subAccountId ? this.live.subAccount(auth.subAccountId) : undefined;
     return {
       toppedUpNanos: account.toppedUpNanos,
@@ -162,26 +162,23 @@ export class Spending {
 const dollars = (nanos: bigint) =>
   `$${(nanosToCents(nanos) / 100).toFixed(nanos % 10_000_000n === 0n ? 2 : 6)}`;
 
-function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): ApiError {
+function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): RequestRefused {
   const need = `this request needs up to ${dollars(neededNanos > 0n ? neededNanos : 1n)}`;
   const heldNanos = tightest.capNanos - tightest.spentNanos - tightest.remainingNanos;
   const held = heldNanos > 0n ? ` (and ${dollars(heldNanos)} held by requests in progress)` : '';
   switch (tightest.scope) {
     case 'account':
-      return new ApiError(
-        402,
+      return new RequestRefused(
         'insufficient_balance',
         `Insufficient balance: ${dollars(tightest.remainingNanos > 0n ? tightest.remainingNanos : 0n)} available, ${need}. Top up to continue.`,
       );
     case 'sub_account':
-      return new ApiError(
-        402,
+      return new RequestRefused(
         'budget_exceeded',
         `Spend cap of sub-account ${limits.subAccount?.id} reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
       );
     case 'tag':
-      return new ApiError(
-        402,
+      return new RequestRefused(
         'budget_exceeded',
         `Monthly budget of tag '${limits.tag?.name}' reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
       );

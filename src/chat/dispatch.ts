@@ -3,7 +3,7 @@ import type { KeyHolder } from '../accounts/live-state.ts';
 import type { Discount } from '../billing/charge.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { Catalog } from '../catalog/types.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import type { ProviderHealth } from '../providers/health.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../providers/types.ts';
@@ -56,25 +56,28 @@ function candidates(deps: ChatDeps, body: ChatCompletionRequest): ChatTarget[] {
 export function clientError(error: unknown, model: string): unknown {
   // A connection that breaks while a response is being read fails inside the HTTP client, not as a status.
   if (error instanceof errors.UndiciError) {
-    return new ApiError(502, 'provider_error', `The provider's connection broke: ${model}: ${error.message}`);
+    return new RequestRefused(
+      'upstream_failed',
+      `The provider's connection broke: ${model}: ${error.message}`,
+    );
   }
   if (!(error instanceof UpstreamError)) return error;
   const where = `${model}: ${error.message}`;
   switch (error.failure) {
     case 'rate_limited': {
       const seconds = Math.max(1, Math.ceil((error.retryAfterMs ?? 1000) / 1000));
-      return new ApiError(429, 'rate_limit_error', `The provider is rate limiting ${where}`, {
+      return new RequestRefused('rate_limited', `The provider is rate limiting ${where}`, {
         'retry-after': String(seconds),
       });
     }
     case 'timeout':
-      return new ApiError(504, 'timeout_error', `The provider timed out: ${where}`);
+      return new RequestRefused('upstream_timeout', `The provider timed out: ${where}`);
     case 'client':
-      return new ApiError(400, 'invalid_request_error', `The provider refused the request: ${where}`);
+      return new RequestRefused('invalid', `The provider refused the request: ${where}`);
     case 'server':
     case 'network':
     case 'unavailable':
-      return new ApiError(502, 'provider_error', `The provider failed: ${where}`);
+      return new RequestRefused('upstream_failed', `The provider failed: ${where}`);
     default: {
       const _exhaustive: never = error.failure;
       return _exhaustive;

@@ -1,7 +1,7 @@
 import { endpointOf } from '../catalog/capabilities.ts';
 import { providerEnv } from '../catalog/env.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { chatAdapters, upstreamOf } from '../providers/registry.ts';
 import type { ChatAdapter, Upstream } from '../providers/types.ts';
 
@@ -26,21 +26,13 @@ export function resolveChatModel(
       ? DEFAULT_CHAT_MODEL
       : requested;
   const model = catalog.get(id);
-  if (!model) throw new ApiError(404, 'model_not_found', `The model '${id}' does not exist`);
+  if (!model) throw new RequestRefused('model_not_found', `The model '${id}' does not exist`);
   if (model.modality !== 'text') {
     const where = endpointText(model);
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${id} serves ${model.modality}, not chat; call ${where}`,
-    );
+    throw new RequestRefused('invalid', `'model': ${id} serves ${model.modality}, not chat; call ${where}`);
   }
   if (model.prices.inputNanosPerMillion === null || model.prices.outputNanosPerMillion === null) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${id} has no per-token price, so it cannot be billed`,
-    );
+    throw new RequestRefused('invalid', `'model': ${id} has no per-token price, so it cannot be billed`);
   }
   const adapter = chatAdapters[model.api];
   const upstream = upstreamOf(model, env, timeoutMs);
@@ -48,11 +40,7 @@ export function resolveChatModel(
     const why = adapter
       ? `set ${providerEnv(model.provider).keyVars.join(' or ')}`
       : 'no adapter speaks its API yet';
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${id} is not available on this gateway (${why})`,
-    );
+    throw new RequestRefused('invalid', `'model': ${id} is not available on this gateway (${why})`);
   }
   return { model, upstream, adapter };
 }

@@ -3,7 +3,7 @@ import type { KeyHolder } from '../accounts/live-state.ts';
 import type { Discount } from '../billing/charge.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import type { ReportedUsage } from '../providers/types.ts';
 import { countChatInputTokensAsync, countTextTokensAsync } from '../tokens/count.ts';
 import { affordableOutputTokens, chatCharge, tokensOnly } from './pricing.ts';
@@ -34,16 +34,14 @@ function refuseUnheldCosts(body: ChatCompletionRequest): void {
     (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) ||
     (body as { audio?: unknown }).audio !== undefined
   ) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       "'modalities': only text output is served on /chat/completions (audio output is billed per audio token, which is not held for); use /v1/audio/speech",
     );
   }
   if ((body as { web_search_options?: unknown }).web_search_options !== undefined) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       "'web_search_options': web search is billed per call by the provider, which this gateway does not hold for",
     );
   }
@@ -61,18 +59,13 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
     for (const field of SAMPLING_FIELDS) {
       const value = body[field];
       if (value !== undefined && value !== 1) {
-        throw new ApiError(
-          400,
-          'invalid_request_error',
-          `'${field}': ${model.id} does not accept sampling parameters`,
-        );
+        throw new RequestRefused('invalid', `'${field}': ${model.id} does not accept sampling parameters`);
       }
     }
   }
   if (model.contextWindow !== null && inputTokens >= model.contextWindow) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'messages': ${inputTokens} input tokens exceed the context window of ${model.id} (${model.contextWindow})`,
     );
   }
@@ -82,11 +75,7 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
   const requested = body.max_completion_tokens ?? body.max_tokens;
   if (requested !== undefined && requested > ceiling) {
     const field = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'${field}': at most ${ceiling} for ${model.id} with this input`,
-    );
+    throw new RequestRefused('invalid', `'${field}': at most ${ceiling} for ${model.id} with this input`);
   }
   // Without a limit from the client, the hold (and the limit sent upstream) stops at a sane default.
   const limit = requested ?? Math.min(model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT, room);

@@ -9,11 +9,11 @@ import type { EventStore } from '../../events/store.ts';
 import { type FileRow, fileRow, listFiles, storedBytes } from '../../projections/files/index.ts';
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
-import { ApiError } from '../http/errors.ts';
-import { MULTIPART_OVERHEAD_BYTES, type Multipart, receiveMultipart } from '../http/uploads.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { contentTypeOf } from '../media/signed-urls.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import type { BlobStore } from './blob-store.ts';
+import { MULTIPART_OVERHEAD_BYTES, type Multipart, type ReadMultipart } from './upload.ts';
 
 /** OpenAI's limit for one uploaded file. */
 export const DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024;
@@ -44,7 +44,7 @@ export const ownerOf = (auth: KeyHolder): FileOwner => ({
   subAccountId: auth.subAccountId,
 });
 
-const notFound = (id: string) => new ApiError(404, 'not_found_error', `No file with id '${id}'`);
+const notFound = (id: string) => new RequestRefused('not_found', `No file with id '${id}'`);
 
 /**
  * Files: bytes in the blob store, metadata event-sourced on `file-{id}` and served from the `files` read model.
@@ -66,7 +66,7 @@ export class FilesService {
     this.commands = new FileCommands(store);
   }
 
-  async upload(request: FastifyRequest): Promise<FileObject> {
+  async upload(request: FastifyRequest, receiveMultipart: ReadMultipart): Promise<FileObject> {
     const fileId = newFileId();
     // Checked against the read model, so uploads racing each other may together pass the quota by their own size.
     const stored = await storedBytes(this.sql, request.auth.accountId);
@@ -82,7 +82,7 @@ export class FilesService {
         keyOf: () => fileBlobKey(fileId),
       });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 413 && room < this.maxBytes)
+      if (error instanceof RequestRefused && error.kind === 'too_large' && room < this.maxBytes)
         throw this.overQuota(stored);
       throw error;
     }
@@ -90,12 +90,8 @@ export class FilesService {
     const purpose = FilePurpose.safeParse(received.fields.purpose);
     if (!upload || !purpose.success) {
       await received.discard();
-      if (!upload) throw new ApiError(400, 'invalid_request_error', "'file': a file part is required");
-      throw new ApiError(
-        400,
-        'invalid_request_error',
-        `'purpose': one of ${FilePurpose.options.join(', ')} is required`,
-      );
+      if (!upload) throw new RequestRefused('invalid', "'file': a file part is required");
+      throw new RequestRefused('invalid', `'purpose': one of ${FilePurpose.options.join(', ')} is required`);
     }
     // The bytes are stored in full by now; only then is the file recorded.
     return this.record(
@@ -115,11 +111,10 @@ export class FilesService {
     );
   }
 
-  private overQuota(stored: number): ApiError {
+  private overQuota(stored: number): RequestRefused {
     const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
-    return new ApiError(
-      413,
-      'invalid_request_error',
+    return new RequestRefused(
+      'too_large',
       `Storage quota exceeded: the account keeps ${stored} bytes (${gib(stored)}) of files and may keep ` +
         `${this.quotaBytes} (${gib(this.quotaBytes)}); delete files to upload more`,
     );

@@ -3,9 +3,10 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { EdgeLimits } from '../config.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { authPlugin } from './auth.ts';
 import { DEFAULT_EDGE_LIMITS, edgeServerOptions, installEdge } from './edge.ts';
-import { ApiError, describeError } from './errors.ts';
+import { describeError } from './errors.ts';
 import { type RouteDeps, registerRoutes } from './routes.ts';
 import { webSocketPlugin } from './websocket.ts';
 
@@ -42,7 +43,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
-      throw new ApiError(503, 'api_error', 'The gateway is shutting down; retry the request');
+      throw new RequestRefused('unavailable', 'The gateway is shutting down; retry the request');
     }
   });
 
@@ -58,8 +59,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Set before any route plugin so that every encapsulated context inherits it.
   app.setErrorHandler(async (error, request, reply) => {
     const described = describeError(error);
-    // Refusals the gateway chose (ApiError, provider failures among them) are answers, not faults.
-    if (described.status >= 500 && !(error instanceof ApiError))
+    // Refusals the gateway chose (RequestRefused, provider failures among them) are answers, not faults.
+    if (described.status >= 500 && !(error instanceof RequestRefused))
       request.log.error({ err: error }, 'request failed');
     reply.code(described.status).headers(described.headers).send(described.body);
   });

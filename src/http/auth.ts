@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { looksLikeKey } from '../accounts/keys.ts';
 import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { sameSecret } from './admin-token.ts';
-import { ApiError, unauthenticated } from './errors.ts';
+import { unauthenticated } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,7 +44,7 @@ export const authPlugin = fp<AuthOptions>(async (app, { live, adminToken }) => {
   app.decorate('requireAdmin', async (request: FastifyRequest) => {
     const token = bearer(request);
     if (token === undefined) throw unauthenticated('Missing admin token');
-    if (looksLikeKey(token)) throw new ApiError(403, 'permission_error', 'API keys cannot use admin routes');
+    if (looksLikeKey(token)) throw new RequestRefused('forbidden', 'API keys cannot use admin routes');
     if (!sameSecret(token, adminToken)) throw unauthenticated('Invalid admin token');
   });
 });

@@ -3,8 +3,9 @@ import type { Socket } from 'node:net';
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EdgeLimits } from '../config.ts';
-import { ApiError, describeError } from './errors.ts';
-import { findBadInput } from './input-check.ts';
+import { RequestRefused } from '../contracts/errors.ts';
+import { findBadInput } from '../contracts/input-check.ts';
+import { describeError } from './errors.ts';
 
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = {
   maxBodyBytes: 10 * 1024 * 1024,
@@ -44,21 +45,26 @@ function answerFrameworkError(error: unknown, reply: FastifyReply): void {
  */
 function answerClientError(error: Error & { code?: string }, socket: Socket, limits: EdgeLimits): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] =
+  const refusal =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [
-          408,
+      ? new RequestRefused(
+          'request_timeout',
           `The request did not arrive in time (headers within ${seconds(limits.headersTimeoutMs)}, the whole request within ${seconds(limits.requestTimeoutMs)})`,
-        ]
+        )
       : error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request headers are too large']
-        : [400, `Malformed HTTP request: ${(error as { reason?: string }).reason ?? error.message}`];
+        ? new RequestRefused('headers_too_large', 'Request headers are too large')
+        : new RequestRefused(
+            'invalid',
+            `Malformed HTTP request: ${(error as { reason?: string }).reason ?? error.message}`,
+          );
   const started = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
   if (!socket.writable || started) {
     socket.destroy();
     return;
   }
-  const body = JSON.stringify(describeError(new ApiError(status, 'invalid_request_error', message)).body);
+  const described = describeError(refusal);
+  const status = described.status;
+  const body = JSON.stringify(described.body);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -76,16 +82,16 @@ export function parseJsonBody(body: Buffer): unknown {
   try {
     text = utf8.decode(body);
   } catch {
-    throw new ApiError(400, 'invalid_request_error', 'Malformed JSON body: the body is not valid UTF-8');
+    throw new RequestRefused('invalid', 'Malformed JSON body: the body is not valid UTF-8');
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ApiError(400, 'invalid_request_error', `Malformed JSON body: ${(error as Error).message}`);
+    throw new RequestRefused('invalid', `Malformed JSON body: ${(error as Error).message}`);
   }
   const problem = findBadInput(value, 'body');
-  if (problem) throw new ApiError(400, 'invalid_request_error', problem);
+  if (problem) throw new RequestRefused('invalid', problem);
   return value;
 }
 
@@ -123,7 +129,7 @@ export function installEdge(app: FastifyInstance, limits: EdgeLimits): void {
       findBadInput(request.params, 'params') ??
       findBadInput(request.query, 'querystring') ??
       (typeof request.body === 'string' ? findBadInput(request.body, 'body') : undefined);
-    if (problem) throw new ApiError(400, 'invalid_request_error', problem);
+    if (problem) throw new RequestRefused('invalid', problem);
   });
   app.addHook('onSend', async (request, reply) => {
     // Answered before its body arrived (a 401, a 413, a 415, a timeout): the rest is not read, the socket closes.
@@ -131,11 +137,10 @@ export function installEdge(app: FastifyInstance, limits: EdgeLimits): void {
   });
 }
 
-export function unsupportedType(given: string | undefined): ApiError {
+export function unsupportedType(given: string | undefined): RequestRefused {
   const what = given ? `Unsupported Content-Type '${given.slice(0, 100)}'` : 'Missing Content-Type';
-  return new ApiError(
-    415,
-    'invalid_request_error',
+  return new RequestRefused(
+    'unsupported_media_type',
     `${what}: send application/json (multipart/form-data where a route takes files)`,
   );
 }
@@ -147,7 +152,7 @@ function withDeadline(payload: Readable, ms: number): Readable {
     payload.unpipe(out);
     payload.pause();
     out.destroy(
-      new ApiError(408, 'invalid_request_error', `The request body did not arrive within ${seconds(ms)}`),
+      new RequestRefused('request_timeout', `The request body did not arrive within ${seconds(ms)}`),
     );
   }, ms);
   const stop = () => clearTimeout(timer);

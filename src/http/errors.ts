@@ -2,6 +2,7 @@ import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type DomainErrorKind } from '../../commands/errors.ts';
 import { TopUpRequired } from '../../commands/subaccount/decide.ts';
+import { type DescribedError, type RefusalKind, RequestRefused } from '../contracts/errors.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 
 /** Every `type` the API can answer with; `code` in the body is always the HTTP status. */
@@ -20,29 +21,10 @@ export type ApiErrorType =
   | 'timeout_error'
   | 'api_error';
 
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
-  constructor(
-    readonly status: number,
-    readonly type: ApiErrorType,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
+export const unauthenticated = (message: string) => new RequestRefused('unauthenticated', message);
 
-export const unauthenticated = (message: string) => new ApiError(401, 'authentication_error', message);
-
-export interface ErrorBody {
-  error: { message: string; type: string; code: number };
-}
-
-export interface DescribedError {
-  status: number;
-  body: ErrorBody;
-  headers: Record<string, string>;
-}
+export type { DescribedError };
+export type ErrorBody = DescribedError['body'];
 
 /** An embedded PostgreSQL restarts within a second or two. */
 const STORE_RETRY = { 'retry-after': '2' };
@@ -53,6 +35,48 @@ const domainStatus: Record<DomainErrorKind, [number, ApiErrorType]> = {
   conflict: [409, 'conflict_error'],
 };
 
+/** The status and `type` of each refusal; `code` in the body is the status. */
+function refusalStatus(kind: RefusalKind): [number, ApiErrorType] {
+  switch (kind) {
+    case 'invalid':
+      return [400, 'invalid_request_error'];
+    case 'unauthenticated':
+      return [401, 'authentication_error'];
+    case 'insufficient_balance':
+      return [402, 'insufficient_balance'];
+    case 'budget_exceeded':
+      return [402, 'budget_exceeded'];
+    case 'forbidden':
+      return [403, 'permission_error'];
+    case 'not_found':
+      return [404, 'not_found_error'];
+    case 'model_not_found':
+      return [404, 'model_not_found'];
+    case 'request_timeout':
+      return [408, 'invalid_request_error'];
+    case 'too_large':
+      return [413, 'invalid_request_error'];
+    case 'unsupported_media_type':
+      return [415, 'invalid_request_error'];
+    case 'headers_too_large':
+      return [431, 'invalid_request_error'];
+    case 'upgrade_required':
+      return [426, 'invalid_request_error'];
+    case 'rate_limited':
+      return [429, 'rate_limit_error'];
+    case 'upstream_failed':
+      return [502, 'provider_error'];
+    case 'unavailable':
+      return [503, 'api_error'];
+    case 'upstream_timeout':
+      return [504, 'timeout_error'];
+    default: {
+      const _exhaustive: never = kind;
+      return _exhaustive;
+    }
+  }
+}
+
 /** The one place where an error becomes an HTTP status and body. */
 export function describeError(error: unknown): DescribedError {
   const [status, type, message, headers] = classify(error);
@@ -60,7 +84,10 @@ export function describeError(error: unknown): DescribedError {
 }
 
 function classify(error: unknown): [number, ApiErrorType, string, Record<string, string>] {
-  if (error instanceof ApiError) return [error.status, error.type, error.message, error.headers];
+  if (error instanceof RequestRefused) {
+    const [status, type] = refusalStatus(error.kind);
+    return [status, type, error.message, { ...error.headers }];
+  }
   if (error instanceof TopUpRequired) return [402, 'topup_required', error.message, {}];
   if (error instanceof DomainError) {
     const [status, type] = domainStatus[error.kind];

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LiveAccounts } from '../accounts/live-state.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
-import { ApiError } from './errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,9 +30,8 @@ export function rateLimitHook(limiter: RateLimiter, live: LiveAccounts) {
     reply.header('x-ratelimit-limit-requests', String(decision.limit));
     reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
     if (!decision.allowed) {
-      throw new ApiError(
-        429,
-        'rate_limit_error',
+      throw new RequestRefused(
+        'rate_limited',
         `Rate limit of ${rpm} requests per minute reached for this key; retry in ${decision.retryAfterSeconds} s`,
         { 'retry-after': String(decision.retryAfterSeconds) },
       );
@@ -42,10 +41,6 @@ export function rateLimitHook(limiter: RateLimiter, live: LiveAccounts) {
 
 export async function requireMainKey(request: FastifyRequest): Promise<void> {
   if (request.routeOptions.config.mainKeyOnly && request.auth.subAccountId) {
-    throw new ApiError(
-      403,
-      'permission_error',
-      'A sub-account key cannot manage the account; use a main key',
-    );
+    throw new RequestRefused('forbidden', 'A sub-account key cannot manage the account; use a main key');
   }
 }

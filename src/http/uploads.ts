@@ -1,46 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyMultipartBaseOptions } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { RequestRefused } from '../contracts/errors.ts';
+import { isUnstorable, UNSTORABLE } from '../contracts/input-check.ts';
 import type { BlobStore } from '../files/blob-store.ts';
+import {
+  MULTIPART_OVERHEAD_BYTES,
+  type Multipart,
+  type MultipartOptions,
+  safeFilename,
+  type Upload,
+} from '../files/upload.ts';
 import { tooLarge } from '../net/remote-input.ts';
-import { ApiError } from './errors.ts';
-import { isUnstorable, UNSTORABLE } from './input-check.ts';
 
-export interface Upload {
-  /** Where the bytes were stored. */
-  key: string;
-  filename: string;
-  mimetype: string;
-  bytes: number;
-  /** SHA-256 of the bytes, hex. */
-  sha256: string;
-}
-
-export interface MultipartOptions {
-  /** The file fields accepted, each with its size limit in bytes. */
-  files: Record<string, number>;
-  /** Where a file field's bytes go; by default a fresh key under `uploads/`. */
-  keyOf?: (field: string, filename: string) => string;
-  /** Most text fields accepted. */
-  maxFields?: number;
-}
-
-export interface Multipart {
-  fields: Record<string, string>;
-  files: Record<string, Upload>;
-  /** Removes every stored upload (call when the bytes were only needed for the request). */
-  discard(): Promise<void>;
-}
-
-/** A filename safe as the last part of a blob key: the client's name, reduced to plain characters. */
-export function safeFilename(name: string | undefined, fallback = 'file'): string {
-  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  const clean = base
-    .replace(/[^A-Za-z0-9._-]+/g, '_')
-    .replace(/^[._-]+/, '')
-    .slice(0, 120);
-  return clean || fallback;
-}
+export type { Multipart, MultipartOptions, Upload };
 
 export function isMultipart(request: FastifyRequest): boolean {
   return request.isMultipart();
@@ -72,12 +45,12 @@ export async function receiveMultipart(
     };
     for await (const part of request.parts(parse)) {
       if (isUnstorable(part.fieldname)) {
-        throw new ApiError(400, 'invalid_request_error', `a field name ${UNSTORABLE}`);
+        throw new RequestRefused('invalid', `a field name ${UNSTORABLE}`);
       }
       if (part.type === 'field') {
         const value = typeof part.value === 'string' ? part.value : String(part.value);
         if (isUnstorable(value)) {
-          throw new ApiError(400, 'invalid_request_error', `'${part.fieldname}': ${UNSTORABLE}`);
+          throw new RequestRefused('invalid', `'${part.fieldname}': ${UNSTORABLE}`);
         }
         fields[part.fieldname] = value;
         continue;
@@ -86,19 +59,18 @@ export async function receiveMultipart(
       if (limit === undefined) {
         part.file.resume();
         const accepted = Object.keys(options.files).join(', ');
-        throw new ApiError(
-          400,
-          'invalid_request_error',
+        throw new RequestRefused(
+          'invalid',
           `'${part.fieldname}': unexpected file field (accepted: ${accepted})`,
         );
       }
       if (files[part.fieldname]) {
         part.file.resume();
-        throw new ApiError(400, 'invalid_request_error', `'${part.fieldname}': send one file`);
+        throw new RequestRefused('invalid', `'${part.fieldname}': send one file`);
       }
       if (isUnstorable(part.filename ?? '')) {
         part.file.resume();
-        throw new ApiError(400, 'invalid_request_error', `'${part.fieldname}': the file name ${UNSTORABLE}`);
+        throw new RequestRefused('invalid', `'${part.fieldname}': the file name ${UNSTORABLE}`);
       }
       const filename = safeFilename(part.filename);
       const key = keyOf(part.fieldname, filename);
@@ -120,17 +92,14 @@ export async function receiveMultipart(
     }
   } catch (error) {
     await discard();
-    if (error instanceof ApiError) throw error;
+    if (error instanceof RequestRefused) throw error;
     if (isMalformedBody(error)) {
-      throw new ApiError(400, 'invalid_request_error', `multipart body: ${(error as Error).message}`);
+      throw new RequestRefused('invalid', `multipart body: ${(error as Error).message}`);
     }
     throw error;
   }
   return { fields, files, discard };
 }
-
-/** Room for the text fields and part headers beside the files, in a multipart body's declared length. */
-export const MULTIPART_OVERHEAD_BYTES = 2 * 1024 * 1024;
 
 /**
  * A body whose Content-Length already exceeds every file at its limit (plus room for text fields) is refused
@@ -143,9 +112,8 @@ function refuseDeclaredOversize(request: FastifyRequest, files: Record<string, n
   if (!Number.isFinite(declared) || declared <= ceiling) return;
   const [only] = limits;
   if (limits.length === 1 && only) throw tooLarge(only[0], only[1]);
-  throw new ApiError(
-    413,
-    'invalid_request_error',
+  throw new RequestRefused(
+    'too_large',
     `Request body is too large: ${declared} bytes declared, at most ${ceiling} accepted`,
   );
 }

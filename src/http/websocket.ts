@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { ApiError } from './errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -134,9 +134,8 @@ export const webSocketPlugin = fp(async (app) => {
 
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.webSocket && !upgrades.isUpgrade(request)) {
-      throw new ApiError(
-        426,
-        'invalid_request_error',
+      throw new RequestRefused(
+        'upgrade_required',
         `Upgrade required: ${request.routeOptions.url} is a WebSocket endpoint; connect with a WebSocket client`,
         { upgrade: 'websocket' },
       );

@@ -1,6 +1,6 @@
 import type { KeyHolder } from '../accounts/live-state.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
-import { ApiError } from '../http/errors.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import { holdOf, type JobHistory, type JobsDeps, mayRead, readJob, resolveJobModel } from './service.ts';
@@ -15,7 +15,7 @@ export async function jobFor(
 ): Promise<JobHistory> {
   const history = await readJob(deps.store, jobId);
   if (!history || !mayRead(auth, history.queued)) {
-    throw new ApiError(404, 'not_found_error', `No job with id '${jobId}'`);
+    throw new RequestRefused('not_found', `No job with id '${jobId}'`);
   }
   return history;
 }

@@ -9,7 +9,7 @@ import type { KeyHolder } from '../accounts/live-state.ts';
 import { type PriceLine, priceCharge } from '../billing/charge.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import type { RequestContext } from '../modalities/dispatch.ts';
 import { type EndpointSpec, type ModalityTarget, resolveModalityModel } from '../modalities/models.ts';
 import { unitLine } from '../modalities/unit-models.ts';
@@ -84,8 +84,7 @@ export async function submitJob(
     try {
       await checkRemoteUrl(body.image_url, allowPrivateUrls(deps.env));
     } catch (error) {
-      if (error instanceof UrlRefused)
-        throw new ApiError(400, 'invalid_request_error', `'image_url': ${error.message}`);
+      if (error instanceof UrlRefused) throw new RequestRefused('invalid', `'image_url': ${error.message}`);
       throw error;
     }
   }

@@ -1,6 +1,6 @@
+import { RequestRefused } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
-import { ApiError } from '../http/errors.ts';
-import { safeFilename } from '../http/uploads.ts';
+import { safeFilename } from '../files/upload.ts';
 import { contentTypeOf } from '../media/signed-urls.ts';
 import {
   audioSecondsLine,
@@ -131,8 +131,7 @@ export async function submitTranscriptionJob(
     tooLarge: () => tooLarge(field, maxBytes),
   });
   try {
-    if (stored.bytes === 0)
-      throw new ApiError(400, 'invalid_request_error', `'${field}': the audio is empty`);
+    if (stored.bytes === 0) throw new RequestRefused('invalid', `'${field}': the audio is empty`);
     const header = wavSeconds(await readHead(deps.blobs.read(key)), stored.bytes);
     return await queueJob(
       deps,

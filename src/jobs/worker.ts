@@ -5,9 +5,9 @@ import type { JobError } from '../../events/job.ts';
 import { storableText } from '../../events/storable.ts';
 import { dueJobs, jobsAwaitingWebhook } from '../../projections/jobs/index.ts';
 import { priceCharge } from '../billing/charge.ts';
+import { type DescribeError, RequestRefused } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
-import { ApiError } from '../http/errors.ts';
 import { contentTypeOf } from '../media/signed-urls.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
 import { UpstreamError } from '../providers/errors.ts';
@@ -33,6 +33,8 @@ export interface JobWorkerDeps extends JobsDeps {
   files?: Pick<FilesService, 'record'>;
   /** Called once a job has ended (completed, failed or cancelled), for its webhook. */
   onEnded?: (jobId: string) => Promise<void>;
+  /** How a failure reads to the API's clients, stored as the job's error. */
+  describeError: DescribeError;
 }
 
 /** How long a claim keeps other workers off a job that has not reached its provider yet. */
@@ -43,19 +45,20 @@ const CONCURRENCY = 4;
 /** How long after a job's end its webhook is requested by the sweep, if the worker that ended it did not. */
 const WEBHOOK_GRACE_MS = 60_000;
 
-const asJobError = (error: unknown): z.infer<typeof JobError> => {
-  if (error instanceof ApiError)
-    return { message: storableText(error.message), type: error.type, code: error.status };
-  if (error instanceof UpstreamError) {
-    const timeout = error.failure === 'timeout';
-    return {
-      message: storableText(`The provider failed the job: ${error.message}`),
-      type: timeout ? 'timeout_error' : 'provider_error',
-      code: timeout ? 504 : 502,
-    };
+function asJobError(error: unknown, describe: DescribeError): z.infer<typeof JobError> {
+  const refusal =
+    error instanceof UpstreamError
+      ? new RequestRefused(
+          error.failure === 'timeout' ? 'upstream_timeout' : 'upstream_failed',
+          `The provider failed the job: ${error.message}`,
+        )
+      : error;
+  if (!(refusal instanceof RequestRefused)) {
+    return { message: 'The job failed inside the gateway', type: 'api_error', code: 500 };
   }
-  return { message: 'The job failed inside the gateway', type: 'api_error', code: 500 };
-};
+  const { status, body } = describe(refusal);
+  return { message: storableText(body.error.message), type: body.error.type, code: status };
+}
 
 /**
  * Works the jobs the read model says are due: claims a queued job (an event, so one worker wins), submits it to
@@ -113,7 +116,7 @@ export class JobWorker {
     try {
       target = resolveJobModel(this.deps, kind, history.queued.model);
     } catch (error) {
-      await this.fail(history, asJobError(error));
+      await this.fail(history, asJobError(error, this.deps.describeError));
       return;
     }
     const call: JobCall = {
@@ -161,13 +164,18 @@ export class JobWorker {
         await this.deps.commands
           .handle(
             jobId,
-            { type: 'RecordAttemptFailure', attempt, error: asJobError(error), retryAt },
+            {
+              type: 'RecordAttemptFailure',
+              attempt,
+              error: asJobError(error, this.deps.describeError),
+              retryAt,
+            },
             this.context(),
           )
           .catch(ignoreConflict);
         return;
       }
-      await this.fail(history, asJobError(error));
+      await this.fail(history, asJobError(error, this.deps.describeError));
     }
   }
 
@@ -185,17 +193,14 @@ export class JobWorker {
     } catch (error) {
       // A passing failure is polled again on the next pass; a refusal ends the job.
       if (error instanceof UpstreamError && error.retryable) return;
-      await this.fail(history, asJobError(error));
+      await this.fail(history, asJobError(error, this.deps.describeError));
       return;
     }
     if (poll.kind === 'pending') return;
     if (poll.kind === 'failed') {
-      await this.fail(history, {
-        // The provider's words are recorded in an event: a NUL in them must not leave the job unfinished.
-        message: storableText(`The provider failed the job: ${poll.message}`),
-        type: 'provider_error',
-        code: 502,
-      });
+      // The provider's words are recorded in an event: asJobError keeps a NUL in them from leaving it unfinished.
+      const failed = new RequestRefused('upstream_failed', `The provider failed the job: ${poll.message}`);
+      await this.fail(history, asJobError(failed, this.deps.describeError));
       return;
     }
     await this.complete(history, kind, target, poll.output);

@@ -3,7 +3,7 @@ import type { CapabilityId } from '../catalog/capabilities.ts';
 import { endpointOf } from '../catalog/capabilities.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, completeChat } from '../chat/dispatch.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { isAvailable } from '../providers/registry.ts';
 import { countTextsAsync, countTextTokensAsync } from '../tokens/count.ts';
 import type { RequestContext, Served } from './dispatch.ts';
@@ -61,21 +61,19 @@ export function taskChatModel(
 ): CatalogModel {
   const model = findModel(source.catalog, id);
   if (!model) {
-    throw new ApiError(404, 'model_not_found', `The model '${id}' does not exist; see GET /v1/models`);
+    throw new RequestRefused('model_not_found', `The model '${id}' does not exist; see GET /v1/models`);
   }
   if (model.modality !== 'text' || !model.capabilities.includes('chat')) {
     const right = endpointOf(model.capabilities);
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'model': ${model.id} cannot serve POST ${endpoint.path}, which takes ${endpoint.takes}; call it with ${right.method} ${right.path}`,
     );
   }
   for (const capability of needs) {
     if (!model.capabilities.includes(capability)) {
-      throw new ApiError(
-        400,
-        'invalid_request_error',
+      throw new RequestRefused(
+        'invalid',
         `'model': ${model.id} ${needsText[capability] ?? `lacks the ${capability} capability`}, which POST ${endpoint.path} needs`,
       );
     }
@@ -173,8 +171,8 @@ export async function askChatModel(
  * A model's answer the gateway cannot use, after it has been billed: the provider's failure (502), with the headers a
  * served call carries, so the client sees what it was charged.
  */
-export function unusableAnswer(served: Served<unknown>, why: string): ApiError {
-  return new ApiError(502, 'provider_error', `The provider failed: ${served.model.id}: ${why}`, {
+export function unusableAnswer(served: Served<unknown>, why: string): RequestRefused {
+  return new RequestRefused('upstream_failed', `The provider failed: ${served.model.id}: ${why}`, {
     'x-model': served.model.id,
     'x-provider': served.model.provider,
     'x-latency-ms': String(served.latencyMs),

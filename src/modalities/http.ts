@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import { nanosToCents } from '../billing/charge.ts';
 import { isValidTag, requestTag } from '../chat/request.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import type { RequestContext, Served } from './dispatch.ts';
 
 /** Who is asking, under which cost tag, and a signal that fires when the client goes away (as on the chat route). */
@@ -13,7 +13,7 @@ export function requestContext(
 ): RequestContext {
   const tagHeader = request.headers['x-gw-tag'];
   if (!isValidTag(tagHeader)) {
-    throw new ApiError(400, 'invalid_request_error', "'x-gw-tag': 1 to 128 printable characters");
+    throw new RequestRefused('invalid', "'x-gw-tag': 1 to 128 printable characters");
   }
   const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
   const gone = new AbortController();

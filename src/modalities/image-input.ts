@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { fetchRemoteInput, readAll, tooLarge } from '../net/remote-input.ts';
 import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
 
@@ -62,17 +62,17 @@ const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 export function decodeImageB64(raw: string, maxBytes: number, field = 'image_b64'): ImageBytes {
   const payload = raw.startsWith('data:') ? raw.slice(raw.indexOf(',') + 1) : raw;
   if (raw.startsWith('data:') && !/^data:[^,]*;base64,/.test(raw)) {
-    throw new ApiError(400, 'invalid_request_error', `'${field}': a data: URL must be base64-encoded`);
+    throw new RequestRefused('invalid', `'${field}': a data: URL must be base64-encoded`);
   }
   const normalized = payload.replaceAll('-', '+').replaceAll('_', '/');
   if (!BASE64.test(normalized)) {
-    throw new ApiError(400, 'invalid_request_error', `'${field}': not base64`);
+    throw new RequestRefused('invalid', `'${field}': not base64`);
   }
   // Checked before decoding so that an oversized image is not held in memory twice.
   if (Math.floor((normalized.replace(/\s|=/g, '').length * 3) / 4) > maxBytes)
     throw tooLarge(field, maxBytes);
   const data = Buffer.from(normalized, 'base64');
-  if (data.length === 0) throw new ApiError(400, 'invalid_request_error', `'${field}': empty image`);
+  if (data.length === 0) throw new RequestRefused('invalid', `'${field}': empty image`);
   return { data, mediaType: sniffMediaType(data) };
 }
 
@@ -86,8 +86,7 @@ export async function fetchImage(
 ): Promise<ImageBytes> {
   const input = await fetchRemoteInput(url, field, { allowPrivate: allowPrivateUrls(env), maxBytes, signal });
   const data = await readAll(input.body);
-  if (data.length === 0)
-    throw new ApiError(400, 'invalid_request_error', `'${field}': the URL answered no bytes`);
+  if (data.length === 0) throw new RequestRefused('invalid', `'${field}': the URL answered no bytes`);
   const declared = input.contentType?.split(';')[0]?.trim();
   return { data, mediaType: sniffMediaType(data) ?? declared };
 }
@@ -97,8 +96,7 @@ export async function checkImageUrl(url: string, env: NodeJS.ProcessEnv, field =
   try {
     return await checkRemoteUrl(url, allowPrivateUrls(env));
   } catch (error) {
-    if (error instanceof UrlRefused)
-      throw new ApiError(400, 'invalid_request_error', `'${field}': ${error.message}`);
+    if (error instanceof UrlRefused) throw new RequestRefused('invalid', `'${field}': ${error.message}`);
     throw error;
   }
 }

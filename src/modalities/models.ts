@@ -1,7 +1,7 @@
 import { endpointOf } from '../catalog/capabilities.ts';
 import { providerEnv } from '../catalog/env.ts';
 import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { findModel, modelsOf } from './extra-models.ts';
 import type { ModalityUpstream } from './types.ts';
 import { modalityUpstream } from './upstream.ts';
@@ -35,33 +35,27 @@ export function resolveModalityModel<A>(
 ): ModalityTarget<A> {
   const model = findModel(source.catalog, id);
   if (!model) {
-    throw new ApiError(
-      404,
+    throw new RequestRefused(
       'model_not_found',
       `The model '${id}' does not exist; see GET /v1/models?modality=${endpoint.modality}`,
     );
   }
   if (model.modality !== endpoint.modality) {
     const right = endpointOf(model.capabilities);
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'model': ${model.id} is ${kind(model.modality)}, not ${kind(endpoint.modality)}; call it with ${right.method} ${right.path}`,
     );
   }
   const unpriced = endpoint.unpriced(model);
-  if (unpriced) throw new ApiError(400, 'invalid_request_error', `'model': ${model.id} ${unpriced}`);
+  if (unpriced) throw new RequestRefused('invalid', `'model': ${model.id} ${unpriced}`);
   const adapter = endpoint.adapterOf(model);
   const upstream = modalityUpstream(model, source.env, source.timeoutMs);
   if (!adapter || !upstream) {
     const why = adapter
       ? `set ${providerEnv(model.provider).keyVars.join(' or ')}`
       : `no adapter speaks ${model.provider}'s ${endpoint.path.replace(/^\/v1\//, '')} API yet`;
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${model.id} is not available on this gateway (${why})`,
-    );
+    throw new RequestRefused('invalid', `'model': ${model.id} is not available on this gateway (${why})`);
   }
   return { model, upstream, adapter };
 }
@@ -95,9 +89,8 @@ export function defaultModelId<A>(
     (model) => model !== undefined && !model.deprecated && servable(source.env, endpoint, model),
   );
   if (!usable) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'model': no ${endpoint.modality} model is available on this gateway; name one (GET /v1/models?modality=${endpoint.modality}) and configure its provider's key`,
     );
   }

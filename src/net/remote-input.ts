@@ -1,9 +1,9 @@
 import { Readable, Transform } from 'node:stream';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { guardedFetch, UrlRefused } from './url-guard.ts';
 
 export interface RemoteInput {
-  /** The bytes, streamed as they arrive; the stream errors with an ApiError 413 past `maxBytes`. */
+  /** The bytes, streamed as they arrive; the stream errors with a `too_large` refusal past `maxBytes`. */
   body: Readable;
   contentType: string | undefined;
   /** The size the server announced, when it did. */
@@ -35,22 +35,13 @@ export async function fetchRemoteInput(
       timeoutMs: options.timeoutMs ?? 30_000,
     });
   } catch (error) {
-    if (error instanceof UrlRefused)
-      throw new ApiError(400, 'invalid_request_error', `'${field}': ${error.message}`);
+    if (error instanceof UrlRefused) throw new RequestRefused('invalid', `'${field}': ${error.message}`);
     if (options.signal?.aborted) throw error;
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'${field}': could not fetch the URL (${(error as Error).message})`,
-    );
+    throw new RequestRefused('invalid', `'${field}': could not fetch the URL (${(error as Error).message})`);
   }
   if (response.status < 200 || response.status >= 300) {
     await response.body.dump();
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'${field}': fetching the URL answered HTTP ${response.status}`,
-    );
+    throw new RequestRefused('invalid', `'${field}': fetching the URL answered HTTP ${response.status}`);
   }
   const length = Number(response.headers['content-length']);
   const declaredBytes = Number.isFinite(length) ? length : undefined;
@@ -66,10 +57,9 @@ export async function fetchRemoteInput(
   };
 }
 
-export function tooLarge(field: string, maxBytes: number): ApiError {
-  return new ApiError(
-    413,
-    'invalid_request_error',
+export function tooLarge(field: string, maxBytes: number): RequestRefused {
+  return new RequestRefused(
+    'too_large',
     `'${field}': larger than the limit of ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(0)} MB)`,
   );
 }

@@ -1,5 +1,5 @@
 import { DomainError } from '../../commands/errors.ts';
-import { ApiError } from '../http/errors.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
 
 const MAX_URL_LENGTH = 2048;
@@ -16,12 +16,11 @@ export async function checkWebhookUrl(
   field = 'webhook_url',
 ): Promise<string> {
   if (raw.length > MAX_URL_LENGTH)
-    throw new ApiError(400, 'invalid_request_error', `'${field}': at most ${MAX_URL_LENGTH} characters`);
+    throw new RequestRefused('invalid', `'${field}': at most ${MAX_URL_LENGTH} characters`);
   try {
     return (await checkRemoteUrl(raw, allowPrivateUrls(env))).toString();
   } catch (error) {
-    if (error instanceof UrlRefused)
-      throw new ApiError(400, 'invalid_request_error', `'${field}': ${error.message}`);
+    if (error instanceof UrlRefused) throw new RequestRefused('invalid', `'${field}': ${error.message}`);
     throw error;
   }
 }

@@ -1,7 +1,8 @@
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.ts';
-import { describeAnthropicError } from '../../src/messages/errors.ts';
+import { DomainError } from '../../commands/errors.ts';
+import { RequestRefused } from '../../src/contracts/errors.ts';
+import { describeAnthropicError } from '../../src/http/anthropic-errors.ts';
 import { reasoningEffort, toChatMessages, toChatRequest } from '../../src/messages/request.ts';
 import { messageIdFor, stopReason, toMessageResponse, toolInput } from '../../src/messages/response.ts';
 import { MessagesRequest } from '../../src/messages/schema.ts';
@@ -449,15 +450,15 @@ describe('chat-completion chunks → Messages events', () => {
 
 describe('errors in Anthropic’s shape', () => {
   it('keeps the gateway’s status, message and headers, with Anthropic’s type names', () => {
-    const cases: [ApiError, number, string][] = [
-      [new ApiError(400, 'invalid_request_error', 'bad'), 400, 'invalid_request_error'],
-      [new ApiError(401, 'authentication_error', 'who?'), 401, 'authentication_error'],
-      [new ApiError(402, 'insufficient_balance', 'top up'), 402, 'billing_error'],
-      [new ApiError(403, 'permission_error', 'no'), 403, 'permission_error'],
-      [new ApiError(404, 'model_not_found', 'nope'), 404, 'not_found_error'],
-      [new ApiError(409, 'conflict_error', 'again'), 409, 'conflict_error'],
-      [new ApiError(502, 'provider_error', 'upstream down'), 502, 'api_error'],
-      [new ApiError(504, 'timeout_error', 'slow'), 504, 'timeout_error'],
+    const cases: [Error, number, string][] = [
+      [new RequestRefused('invalid', 'bad'), 400, 'invalid_request_error'],
+      [new RequestRefused('unauthenticated', 'who?'), 401, 'authentication_error'],
+      [new RequestRefused('insufficient_balance', 'top up'), 402, 'billing_error'],
+      [new RequestRefused('forbidden', 'no'), 403, 'permission_error'],
+      [new RequestRefused('model_not_found', 'nope'), 404, 'not_found_error'],
+      [new DomainError('conflict', 'again'), 409, 'conflict_error'],
+      [new RequestRefused('upstream_failed', 'upstream down'), 502, 'api_error'],
+      [new RequestRefused('upstream_timeout', 'slow'), 504, 'timeout_error'],
     ];
     for (const [error, status, type] of cases) {
       const described = describeAnthropicError(error, 'req-1');
@@ -469,7 +470,7 @@ describe('errors in Anthropic’s shape', () => {
       });
     }
     const limited = describeAnthropicError(
-      new ApiError(429, 'rate_limit_error', 'slow down', { 'retry-after': '3' }),
+      new RequestRefused('rate_limited', 'slow down', { 'retry-after': '3' }),
     );
     expect(limited).toEqual({
       status: 429,

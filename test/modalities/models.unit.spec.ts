@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/index.ts';
-import { ApiError } from '../../src/http/errors.ts';
+import { RequestRefused } from '../../src/contracts/errors.ts';
+import { describeError } from '../../src/http/errors.ts';
 import { embeddingsEndpoint } from '../../src/modalities/embeddings/endpoint.ts';
 import { findModel } from '../../src/modalities/extra-models.ts';
 import { defaultModelId, resolveModalityModel } from '../../src/modalities/models.ts';
@@ -24,11 +25,15 @@ const env = {
 };
 const source = (e: NodeJS.ProcessEnv = env) => ({ catalog, env: e, timeoutMs: 1000 });
 
-const refusal = (run: () => unknown): ApiError => {
+/** A refusal as the API answers it. */
+const refusal = (run: () => unknown): { status: number; type: string; message: string } => {
   try {
     run();
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof RequestRefused) {
+      const { status, body } = describeError(error);
+      return { status, type: body.error.type, message: body.error.message };
+    }
     throw error;
   }
   throw new Error('expected a refusal');

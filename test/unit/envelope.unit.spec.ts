@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, chainHash, GENESIS_HASH } from '../../events/envelope.ts';
 import { deterministicEventId, parseEvent } from '../../events/index.ts';
-import { toBalance } from '../../src/http/routes/v1/balance.ts';
+import { toBalance } from '../../src/billing/balance.ts';
 
 describe('canonical JSON and the hash chain', () => {
   it('orders keys at every depth and drops undefined', () => {

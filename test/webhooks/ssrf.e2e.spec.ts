@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.ts';
+import { RequestRefused } from '../../src/contracts/errors.ts';
+import { describeError } from '../../src/http/errors.ts';
 import { checkWebhookUrl } from '../../src/webhooks/url.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { openAccount, settledAttempt, sleep, startReceiver } from './support.ts';
@@ -23,9 +24,9 @@ async function refusal(url: string, env: NodeJS.ProcessEnv = {}): Promise<string
     await checkWebhookUrl(url, env);
     return undefined;
   } catch (error) {
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).status).toBe(400);
-    return (error as ApiError).message;
+    expect(error).toBeInstanceOf(RequestRefused);
+    expect(describeError(error).status).toBe(400);
+    return (error as RequestRefused).message;
   }
 }
 

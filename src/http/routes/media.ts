@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
 import { contentTypeOf, type MediaUrls } from '../../media/signed-urls.ts';
-import { ApiError } from '../errors.ts';
 
 /**
  * The media host: bytes behind a signed URL, with no key. A wrong signature and an unknown key read the same
@@ -15,11 +15,10 @@ export const mediaRoutes =
       async (request, reply) => {
         const key = request.params['*'];
         const verdict = urls.verify(key, request.query.expires, request.query.signature);
-        if (verdict === 'expired') throw new ApiError(403, 'permission_error', 'This signed URL has expired');
-        if (verdict === 'invalid')
-          throw new ApiError(403, 'permission_error', 'Invalid signature for this URL');
+        if (verdict === 'expired') throw new RequestRefused('forbidden', 'This signed URL has expired');
+        if (verdict === 'invalid') throw new RequestRefused('forbidden', 'Invalid signature for this URL');
         const bytes = await blobs.size(key);
-        if (bytes === undefined) throw new ApiError(404, 'not_found_error', 'The file no longer exists');
+        if (bytes === undefined) throw new RequestRefused('not_found', 'The file no longer exists');
         const filename = key.split('/').pop() ?? 'file';
         return reply
           .header('content-type', contentTypeOf(filename))

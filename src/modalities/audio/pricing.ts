@@ -1,6 +1,6 @@
 import { ceilDiv, type PriceLine } from '../../billing/charge.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 
 /**
  * How audio is billed. Transcription: per second of audio (whole seconds, rounded up) at the model's per-minute
@@ -41,7 +41,7 @@ export function estimatedSeconds(bytes: number, headerSeconds: number | undefine
 function perUnit(model: CatalogModel, unit: 'audio_minute' | 'character'): bigint {
   const nanos = model.prices.perUnitNanos?.[unit];
   if (nanos === undefined) {
-    throw new ApiError(400, 'invalid_request_error', `'model': ${model.id} has no ${unit} price to bill by`);
+    throw new RequestRefused('invalid', `'model': ${model.id} has no ${unit} price to bill by`);
   }
   return nanos;
 }

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
-import { ApiError } from '../../http/errors.ts';
-import { receiveMultipart } from '../../http/uploads.ts';
+import type { ReadMultipart } from '../../files/upload.ts';
 import { maxAudioBytes } from './pricing.ts';
 import { parseInput, TranscriptionForm, TranscriptionJson } from './request.ts';
 import type { TranscribeRequest } from './transcription.ts';
@@ -17,7 +17,7 @@ export interface ReceivedTranscription {
 
 const noStream = (stream: boolean | undefined) => {
   if (stream) {
-    throw new ApiError(400, 'invalid_request_error', "'stream': streamed transcription is not supported");
+    throw new RequestRefused('invalid', "'stream': streamed transcription is not supported");
   }
 };
 
@@ -29,14 +29,14 @@ export async function receiveTranscription(
   request: FastifyRequest,
   blobs: BlobStore,
   env: NodeJS.ProcessEnv,
+  receiveMultipart: ReadMultipart,
 ): Promise<ReceivedTranscription> {
   if (request.isMultipart()) {
     const form = await receiveMultipart(request, blobs, { files: { file: maxAudioBytes(env) } });
     try {
       const fields = parseInput(TranscriptionForm, form.fields);
       const file = form.files.file;
-      if (!file)
-        throw new ApiError(400, 'invalid_request_error', "'file': required (the audio to transcribe)");
+      if (!file) throw new RequestRefused('invalid', "'file': required (the audio to transcribe)");
       noStream(fields.stream);
       return {
         request: {

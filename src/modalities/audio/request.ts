@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import { SPEECH_FORMATS } from './types.ts';
 
 export const TRANSCRIPT_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
@@ -75,5 +75,5 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.in
   const field = issue?.path.join('.') || 'body';
   const message =
     issue?.code === 'invalid_type' && issue.input === undefined ? 'required' : (issue?.message ?? 'invalid');
-  throw new ApiError(400, 'invalid_request_error', `'${field}': ${message}`);
+  throw new RequestRefused('invalid', `'${field}': ${message}`);
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
 import { resolveModalityModel } from '../models.ts';
 import { speechEndpoint } from './endpoint.ts';
@@ -37,21 +37,19 @@ export async function createSpeech(
   const { adapter, model } = target;
   const format = body.response_format ?? 'mp3';
   if (!adapter.formats.includes(format)) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'response_format': ${model.id} produces ${adapter.formats.join(', ')}, not ${format}`,
     );
   }
   if (body.speed !== undefined && (body.speed < adapter.speed.min || body.speed > adapter.speed.max)) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'speed': ${model.id} takes ${adapter.speed.min} to ${adapter.speed.max}`,
     );
   }
   if (body.instructions !== undefined && !adapter.instructions) {
-    throw new ApiError(400, 'invalid_request_error', `'instructions': ${model.id} takes no instructions`);
+    throw new RequestRefused('invalid', `'instructions': ${model.id} takes no instructions`);
   }
   const characters = characterCount(body.input);
   const line = charactersLine(model, characters);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
-import { ApiError } from '../../http/errors.ts';
-import { safeFilename } from '../../http/uploads.ts';
+import { safeFilename } from '../../files/upload.ts';
 import { contentTypeOf } from '../../media/signed-urls.ts';
 import { fetchRemoteInput, tooLarge } from '../../net/remote-input.ts';
 import { allowPrivateUrls } from '../../net/url-guard.ts';
@@ -70,18 +70,16 @@ export async function transcribe(
   const format = request.responseFormat ?? 'json';
   const segments = format === 'verbose_json' || format === 'srt' || format === 'vtt';
   if (segments && !target.adapter.timestamps(target.upstream.model)) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'response_format': ${target.model.id} answers json or text only (no timed segments for ${format})`,
     );
   }
   const { audio, cleanup } = await audioSource(deps, context, request.audio);
   try {
     if (audio.source.bytes === 0) {
-      throw new ApiError(
-        400,
-        'invalid_request_error',
+      throw new RequestRefused(
+        'invalid',
         `'${request.audio.field ?? fieldOf(request.audio)}': the audio is empty`,
       );
     }

@@ -1,5 +1,5 @@
 import type { ChatDeps } from '../../chat/dispatch.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import { countTextTokens } from '../../tokens/count.ts';
 import {
   answeredObject,
@@ -32,9 +32,8 @@ export async function createClassification(
 ): Promise<Served<ClassificationResponse | EvaluationResponse>> {
   const id = body.model ?? defaultTaskChatModel(deps);
   if (id === undefined) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       "'model': no chat model is available on this gateway to classify with; name one and configure its provider's key",
     );
   }

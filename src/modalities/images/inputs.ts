@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
-import { ApiError } from '../../http/errors.ts';
-import type { Upload } from '../../http/uploads.ts';
+import type { Upload } from '../../files/upload.ts';
 import { fetchRemoteInput, tooLarge } from '../../net/remote-input.ts';
 import { allowPrivateUrls } from '../../net/url-guard.ts';
 
@@ -47,9 +47,8 @@ export async function jsonImageInput(
   const dataUrl = DATA_URL.exec(value);
   const encoded = dataUrl ? value.slice(dataUrl[0].length) : value;
   if (encoded.length === 0 || !BASE64.test(encoded)) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'${field}': neither an http(s) URL nor base64 image data (bare or as a data: URL)`,
     );
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
-import { ApiError } from '../../http/errors.ts';
 import type { MediaUrls } from '../../media/signed-urls.ts';
 import { fetchRemoteInput, readAll } from '../../net/remote-input.ts';
 import { allowPrivateUrls } from '../../net/url-guard.ts';
@@ -57,7 +57,7 @@ async function source(
     return { body: remote.body, contentType: remote.contentType };
   } catch (error) {
     // The provider's URL failing is the provider's fault, not the client's.
-    if (error instanceof ApiError) {
+    if (error instanceof RequestRefused) {
       throw new UpstreamError('server', `the image URL the provider answered failed: ${error.message}`);
     }
     throw error;

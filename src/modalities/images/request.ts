@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { ImageDatum } from './output.ts';
 import { QUALITIES, type Quality, type ResponseFormat } from './rules.ts';
 
@@ -65,7 +65,7 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infe
     const path = issue.path.join('.');
     return `${path ? `'${path}'` : 'body'}: ${issue.message}`;
   });
-  throw new ApiError(400, 'invalid_request_error', `Invalid body: ${issues.join('; ')}`);
+  throw new RequestRefused('invalid', `Invalid body: ${issues.join('; ')}`);
 }
 
 /** OpenAI's images response. */

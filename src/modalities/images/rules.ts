@@ -1,5 +1,5 @@
 import type { CatalogModel } from '../../catalog/types.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 
 /** The quality values a client may send: the spec's `standard`/`hd` and OpenAI's GPT image values. */
 export const QUALITIES = ['standard', 'hd', 'low', 'medium', 'high', 'auto'] as const;
@@ -119,8 +119,7 @@ export interface ImageOptions {
   responseFormat: ResponseFormat;
 }
 
-const refuse = (field: string, message: string) =>
-  new ApiError(400, 'invalid_request_error', `'${field}': ${message}`);
+const refuse = (field: string, message: string) => new RequestRefused('invalid', `'${field}': ${message}`);
 
 /** Checks the options against what the model takes; every refusal names the field and the accepted values. */
 export function imageOptions(model: CatalogModel, rules: ImageRules, input: ImageOptionsInput): ImageOptions {

@@ -1,7 +1,7 @@
 import { endpointOf } from '../../catalog/capabilities.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
-import { ApiError } from '../../http/errors.ts';
-import type { Upload } from '../../http/uploads.ts';
+import type { Upload } from '../../files/upload.ts';
 import type { MediaUrls } from '../../media/signed-urls.ts';
 import { UpstreamError } from '../../providers/errors.ts';
 import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
@@ -48,9 +48,8 @@ function resolve(
   const capability = endpoint === editsEndpoint ? 'image-editing' : 'image-generation';
   if (model?.modality === 'image' && !model.capabilities.includes(capability)) {
     const right = endpointOf(model.capabilities);
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'model': ${model.id} cannot ${capability === 'image-editing' ? 'edit' : 'generate'} images; call it with ${right.method} ${right.path}`,
     );
   }

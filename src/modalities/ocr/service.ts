@@ -1,5 +1,5 @@
 import type { ChatDeps } from '../../chat/dispatch.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import { dispatch, type RequestContext, type Served } from '../dispatch.ts';
 import { checkImageUrl, decodeImageB64 } from '../image-input.ts';
 import { defaultModelId, resolveModalityModel } from '../models.ts';
@@ -60,9 +60,8 @@ async function prepare(deps: ChatDeps, body: OcrRequest): Promise<Prepared> {
       worstPages: 1,
     };
   }
-  throw new ApiError(
-    400,
-    'invalid_request_error',
+  throw new RequestRefused(
+    'invalid',
     "'image_b64': not a PDF or an image the gateway recognises (PNG, JPEG, GIF, WebP, AVIF, BMP, TIFF)",
   );
 }

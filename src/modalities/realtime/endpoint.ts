@@ -1,6 +1,6 @@
 import type { WebSocket } from 'ws';
 import type { CatalogModel } from '../../catalog/types.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import {
   closeFailure,
   type LiveMessage,
@@ -51,9 +51,8 @@ export const realtimeEndpoint: EndpointSpec<LiveAdapter> = {
 export function resolveRealtimeModel(source: ModelSource, id: string): ModalityTarget<LiveAdapter> {
   const model = findModel(source.catalog, id);
   if (model?.modality === 'audio-stt' && !model.capabilities.includes(REALTIME_CAPABILITY)) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       `'model': ${model.id} does not transcribe live audio; send recorded audio to POST /v1/audio/transcriptions, or stream to a model with the ${REALTIME_CAPABILITY} capability (GET /v1/models?modality=audio-stt)`,
     );
   }

@@ -2,7 +2,7 @@ import type { KeyHolder } from '../../accounts/live-state.ts';
 import { priceCharge } from '../../billing/charge.ts';
 import type { Hold, Spending } from '../../billing/spending.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import { audioLine, costOfSeconds, MIN_SLICE_SECONDS, SLICE_SECONDS, secondsCoveredBy } from './pricing.ts';
 
 /** The next slice is reserved when the audio comes this close to the end of what is held. */
@@ -41,7 +41,7 @@ export class AudioHolds {
   private settling: Promise<void> = Promise.resolve();
   private finished = false;
   /** Why the next slice was refused; set once, and the stream ends at the end of what is held. */
-  refusal: ApiError | undefined;
+  refusal: RequestRefused | undefined;
 
   private constructor(private readonly options: AudioHoldsOptions) {}
 
@@ -99,14 +99,13 @@ export class AudioHolds {
     this.extending ??= this.reserveSlice()
       .catch((error: unknown) => {
         this.refusal =
-          error instanceof ApiError
+          error instanceof RequestRefused
             ? error
-            : new ApiError(
-                503,
-                'api_error',
+            : new RequestRefused(
+                'unavailable',
                 'The gateway could not hold funds for more audio; the stream ends here',
               );
-        if (!(error instanceof ApiError)) this.options.log(error, 'realtime: reserving a slice failed');
+        if (!(error instanceof RequestRefused)) this.options.log(error, 'realtime: reserving a slice failed');
       })
       .finally(() => {
         this.extending = undefined;

@@ -1,12 +1,12 @@
 import type { RawData, WebSocket } from 'ws';
 import { clientError } from '../../chat/dispatch.ts';
-import { ApiError, describeError } from '../../http/errors.ts';
+import { type DescribedError, type DescribeError, RequestRefused } from '../../contracts/errors.ts';
 import type { LiveAdapter } from './endpoint.ts';
 import type { AudioHolds } from './holds.ts';
 import { type PcmFormat, pcmBytesWithin, pcmMs } from './pricing.ts';
 
 /** Close codes: 1000 a stream that ended normally, 1001 a gateway shutting down, else 4000 + the error's status. */
-export const closeCodeOf = (error: ApiError | undefined) => (error ? 4000 + error.status : 1000);
+export const closeCodeOf = (error: DescribedError | undefined) => (error ? 4000 + error.status : 1000);
 const GOING_AWAY = 1001;
 /** Audio waiting to go up past this, the client's socket is no longer read until half of it has gone. */
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
@@ -22,10 +22,12 @@ export interface SessionOptions {
   /** How long the provider may take to summarise after the stream is closed. */
   closeTimeoutMs: number;
   log: (error: unknown, message: string) => void;
+  /** The API's own error bodies, for the Error message and the close code. */
+  describeError: DescribeError;
 }
 
 interface Ending {
-  error?: ApiError;
+  error?: RequestRefused;
   /** The client went away: nothing more is sent to it. */
   clientGone?: boolean;
   shutdown?: boolean;
@@ -67,7 +69,7 @@ export class RealtimeSession {
   async shutdown(): Promise<void> {
     this.end({
       shutdown: true,
-      error: new ApiError(503, 'api_error', 'The gateway is shutting down; reconnect to continue'),
+      error: new RequestRefused('unavailable', 'The gateway is shutting down; reconnect to continue'),
     });
     await this.done;
   }
@@ -89,9 +91,8 @@ export class RealtimeSession {
       this.serially(async () => this.toUpstream(bytes.toString()));
     else {
       this.sendError(
-        new ApiError(
-          400,
-          'invalid_request_error',
+        new RequestRefused(
+          'invalid',
           `Unknown message ${type === undefined ? '(not JSON with a type)' : `type '${type}'`}: send binary audio, {"type":"KeepAlive"}, {"type":"Finalize"} or {"type":"CloseStream"}`,
         ),
         true,
@@ -162,7 +163,7 @@ export class RealtimeSession {
     const failure = clientError(this.o.adapter.closeFailure(code, reason), this.o.modelId);
     this.ending ??= {};
     this.ending.error ??=
-      failure instanceof ApiError ? failure : new ApiError(502, 'provider_error', String(failure));
+      failure instanceof RequestRefused ? failure : new RequestRefused('upstream_failed', String(failure));
     void this.finish();
   }
 
@@ -175,9 +176,8 @@ export class RealtimeSession {
     this.toUpstream(this.o.adapter.closeMessage);
     this.timer = setTimeout(() => {
       if (this.ending && !ending.error && !ending.clientGone) {
-        this.ending.error = new ApiError(
-          504,
-          'timeout_error',
+        this.ending.error = new RequestRefused(
+          'upstream_timeout',
           `The provider did not summarise the stream within ${this.o.closeTimeoutMs} ms: ${this.o.modelId}`,
         );
       }
@@ -201,17 +201,18 @@ export class RealtimeSession {
     if (this.metadata) this.toClient(this.metadata.text);
     if (error) this.sendError(error);
     if (client.readyState === client.OPEN) {
-      client.close(this.ending?.shutdown ? GOING_AWAY : closeCodeOf(error), closeReason(error));
+      const described = error && this.o.describeError(error);
+      client.close(this.ending?.shutdown ? GOING_AWAY : closeCodeOf(described), closeReason(described));
     }
     if (upstream.readyState === upstream.OPEN) upstream.close(1000);
     else if (upstream.readyState === upstream.CONNECTING) upstream.terminate();
     this.resolveDone();
   }
 
-  private sendError(error: ApiError, again = false): void {
+  private sendError(error: RequestRefused, again = false): void {
     if (this.errorSent && !again) return;
     this.errorSent ||= !again;
-    const { body } = describeError(error);
+    const { body } = this.o.describeError(error);
     this.toClient(JSON.stringify({ type: 'Error', message: body.error.message, error: body.error }));
   }
 
@@ -246,8 +247,8 @@ function messageType(text: string): string | undefined {
 }
 
 /** A close frame's reason is at most 123 bytes. */
-function closeReason(error: ApiError | undefined): string {
+function closeReason(error: DescribedError | undefined): string {
   if (!error) return '';
-  const reason = error.type;
+  const reason = error.body.error.type;
   return Buffer.byteLength(reason) <= 123 ? reason : reason.slice(0, 100);
 }

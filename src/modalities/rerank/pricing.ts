@@ -1,5 +1,5 @@
 import type { CatalogModel } from '../../catalog/types.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import { countTextsAsync } from '../../tokens/count.ts';
 import { worstCaseTokens } from '../estimate.ts';
 import { SEARCH_UNIT_PRICES } from '../extra-models.ts';
@@ -60,11 +60,7 @@ export async function rerankPricing(
   }
   const perToken = model.prices.inputNanosPerMillion;
   if (perToken === null) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
-      `'model': ${model.id} has no per-token price to bill by`,
-    );
+    throw new RequestRefused('invalid', `'model': ${model.id} has no per-token price to bill by`);
   }
   const counted = queryTokens * documents.length + documentTokens.reduce((sum, t) => sum + t, 0);
   return {

@@ -1,5 +1,5 @@
 import type { ChatDeps } from '../../chat/dispatch.ts';
-import { ApiError } from '../../http/errors.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import { countTextTokensAsync } from '../../tokens/count.ts';
 import { askChatModel, defaultTaskChatModel, taskChatModel, unusableAnswer } from '../chat-task.ts';
 import { dispatch, type RequestContext, type Served } from '../dispatch.ts';
@@ -21,9 +21,8 @@ export function defaultTranslationModel(deps: Pick<ChatDeps, 'catalog' | 'env'>)
   );
   const id = deepl?.id ?? defaultTaskChatModel(deps);
   if (id === undefined) {
-    throw new ApiError(
-      400,
-      'invalid_request_error',
+    throw new RequestRefused(
+      'invalid',
       "'model': no translation model is available on this gateway; set DEEPL_API_KEY or a chat provider's key, or name a model",
     );
   }

@@ -10,6 +10,7 @@ import { createSpeech } from '../../../modalities/audio/speech.ts';
 import { type AudioDeps, transcribe } from '../../../modalities/audio/transcription.ts';
 import { renderTranscript } from '../../../modalities/audio/transcripts.ts';
 import { requestContext, servedHeaders } from '../../../modalities/http.ts';
+import { receiveMultipart } from '../../uploads.ts';
 
 export const audioRoutes =
   (deps: AudioDeps, live: LiveAccounts, jobs: JobsDeps & { blobs: BlobStore }): FastifyPluginAsyncZod =>
@@ -17,7 +18,7 @@ export const audioRoutes =
     // Multipart or JSON: the body is read and checked by receiveTranscription, not by a route schema.
     app.post('/audio/transcriptions', async (request, reply) => {
       const context = requestContext(request, reply, live);
-      const received = await receiveTranscription(request, deps.blobs, deps.env);
+      const received = await receiveTranscription(request, deps.blobs, deps.env, receiveMultipart);
       try {
         // `async: true` or a `webhook_url`: the audio is copied into the job and the upload discarded as usual.
         if (received.async) {

@@ -1,18 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NANOS_PER_CENT } from '../../../../events/money.ts';
 import { balanceNanos } from '../../../../projections/balances/index.ts';
 import type { Sql } from '../../../../projections/types.ts';
 import { subAccountSpending } from '../../../../projections/usage/index.ts';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { toBalance } from '../../../billing/balance.ts';
 
 export const Balance = z.object({ cents: z.number().int(), usd: z.number() });
-
-/** Whole cents never round up: the balance shown is never more than the money held. */
-export function toBalance(nanos: bigint): z.infer<typeof Balance> {
-  const cents = nanos >= 0n ? nanos / NANOS_PER_CENT : -((-nanos + NANOS_PER_CENT - 1n) / NANOS_PER_CENT);
-  return { cents: Number(cents), usd: Number(cents) / 100 };
-}
 
 /**
  * The account's prepaid balance (top-ups less charges) from the balance read model. A sub-account key sees

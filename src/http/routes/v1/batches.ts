@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import type { BatchService } from '../../../batches/service.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
-import { ApiError } from '../../errors.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 
 const Id = z.object({ id: z.string().min(1).max(200) });
 const CreateBatch = z.object({
@@ -31,7 +31,7 @@ export const batchesRoutes =
     app.post('/batches', { schema: { body: CreateBatch } }, (request) => {
       const tagHeader = request.headers['x-gw-tag'];
       if (!isValidTag(tagHeader)) {
-        throw new ApiError(400, 'invalid_request_error', "'x-gw-tag': 1 to 128 printable characters");
+        throw new RequestRefused('invalid', "'x-gw-tag': 1 to 128 printable characters");
       }
       const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
       const tag = requestTag(tagHeader, sub?.defaultTag ?? null);

@@ -11,8 +11,9 @@ import {
 } from '../../../chat/dispatch.ts';
 import { ChatCompletionRequest, isValidTag, requestTag } from '../../../chat/request.ts';
 import { completionId, settleChat } from '../../../chat/service.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 import type { ChatChunk, ReportedUsage } from '../../../providers/types.ts';
-import { ApiError, describeError } from '../../errors.ts';
+import { describeError } from '../../errors.ts';
 import { openEventStream } from '../../event-stream.ts';
 
 export const chatRoutes =
@@ -22,7 +23,7 @@ export const chatRoutes =
       const body = request.body;
       const tagHeader = request.headers['x-gw-tag'];
       if (!isValidTag(tagHeader)) {
-        throw new ApiError(400, 'invalid_request_error', "'x-gw-tag': 1 to 128 printable characters");
+        throw new RequestRefused('invalid', "'x-gw-tag': 1 to 128 printable characters");
       }
       const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
       const tag = requestTag(tagHeader, sub?.defaultTag ?? null);

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { StoredFilePurpose } from '../../../../events/file.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 import type { FilesService } from '../../../files/service.ts';
-import { ApiError } from '../../errors.ts';
+import { receiveMultipart } from '../../uploads.ts';
 
 const Id = z.object({ id: z.string().min(1).max(200) });
 const ListQuery = z.object({
@@ -18,13 +19,9 @@ export const filesRoutes =
   async (app) => {
     app.post('/files', async (request) => {
       if (!request.isMultipart()) {
-        throw new ApiError(
-          400,
-          'invalid_request_error',
-          "'file': send multipart/form-data with file and purpose",
-        );
+        throw new RequestRefused('invalid', "'file': send multipart/form-data with file and purpose");
       }
-      return files.upload(request);
+      return files.upload(request, receiveMultipart);
     });
     app.get('/files', { schema: { querystring: ListQuery } }, (request) =>
       files.list(request.auth, request.query),

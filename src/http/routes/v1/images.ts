@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 import { requestContext, servedHeaders } from '../../../modalities/http.ts';
 import { MAX_IMAGE_UPLOAD_BYTES, uploadKey } from '../../../modalities/images/inputs.ts';
 import {
@@ -9,7 +10,6 @@ import {
   parseBody,
 } from '../../../modalities/images/request.ts';
 import { createImages, editImages, type ImagesDeps } from '../../../modalities/images/service.ts';
-import { ApiError } from '../../errors.ts';
 import { receiveMultipart } from '../../uploads.ts';
 
 /** A JSON edit carries its image as base64: room for a 25 MB image (4/3 larger encoded) and a small mask. */
@@ -46,11 +46,7 @@ export const imagesRoutes =
         const fields = parseBody(ImageEditFormFields, form.fields);
         const image = form.files.image ?? form.files['image[]'];
         if (!image) {
-          throw new ApiError(
-            400,
-            'invalid_request_error',
-            "'image': required: send the image to edit as a file",
-          );
+          throw new RequestRefused('invalid', "'image': required: send the image to edit as a file");
         }
         const served = await editImages(deps, context, fields, { image, mask: form.files.mask });
         servedHeaders(reply, served);

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 import type { BlobStore } from '../../../files/blob-store.ts';
 import { cancelJob, jobFor } from '../../../jobs/cancel.ts';
 import { JOB_KINDS, type JobKind } from '../../../jobs/kinds.ts';
@@ -10,7 +11,6 @@ import { jobView } from '../../../jobs/view.ts';
 import { latest } from '../../../jobs/worker.ts';
 import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, type MediaUrls } from '../../../media/signed-urls.ts';
 import { requestContext } from '../../../modalities/http.ts';
-import { ApiError } from '../../errors.ts';
 
 export interface JobRouteDeps extends JobsDeps {
   media: MediaUrls;
@@ -72,11 +72,11 @@ export const jobRoutes =
         const { jobId, filename } = request.params;
         const history = await jobFor(deps, request.auth, jobId);
         if (latest(history).ended === false || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(filename)) {
-          throw new ApiError(404, 'not_found_error', `Job '${jobId}' has no file '${filename}'`);
+          throw new RequestRefused('not_found', `Job '${jobId}' has no file '${filename}'`);
         }
         const key = `jobs/${jobId}/${filename}`;
         if ((await deps.blobs.size(key)) === undefined) {
-          throw new ApiError(404, 'not_found_error', `Job '${jobId}' has no file '${filename}'`);
+          throw new RequestRefused('not_found', `Job '${jobId}' has no file '${filename}'`);
         }
         return deps.media.sign(key, request.query.expires_in);
       },

@@ -13,7 +13,7 @@ import {
 import { tokensOnly } from '../../../chat/pricing.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
 import { settleChat } from '../../../chat/service.ts';
-import { describeAnthropicError } from '../../../messages/errors.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 import {
   type NativeStream,
   NativeUsage,
@@ -27,7 +27,7 @@ import { CountTokensRequest, MessagesRequest } from '../../../messages/schema.ts
 import { type MessageEvent, MessageEvents, sseEvent } from '../../../messages/stream.ts';
 import { readOpenAiUsage } from '../../../providers/openai/usage.ts';
 import { countChatInputTokensAsync, countTextTokensAsync } from '../../../tokens/count.ts';
-import { ApiError } from '../../errors.ts';
+import { describeAnthropicError } from '../../anthropic-errors.ts';
 import { openEventStream } from '../../event-stream.ts';
 
 /**
@@ -123,15 +123,14 @@ export const messagesRoutes =
     app.post('/messages/count_tokens', { schema: { body: CountTokensRequest } }, async (request) => {
       const { model, system, messages } = request.body;
       if (!deps.catalog.get(model))
-        throw new ApiError(404, 'model_not_found', `The model '${model}' does not exist`);
+        throw new RequestRefused('model_not_found', `The model '${model}' does not exist`);
       return { input_tokens: await countChatInputTokensAsync(toChatMessages(system, messages)) };
     });
   };
 
 function costTag(request: FastifyRequest, live: LiveAccounts): string | null {
   const header = request.headers['x-gw-tag'];
-  if (!isValidTag(header))
-    throw new ApiError(400, 'invalid_request_error', "'x-gw-tag': 1 to 128 printable characters");
+  if (!isValidTag(header)) throw new RequestRefused('invalid', "'x-gw-tag': 1 to 128 printable characters");
   const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
   return requestTag(header, sub?.defaultTag ?? null);
 }

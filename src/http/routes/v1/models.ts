@@ -4,8 +4,8 @@ import { CAPABILITIES } from '../../../catalog/capabilities.ts';
 import { ModelRecord, modelRecord } from '../../../catalog/record.ts';
 import { SchemaBlock, schemaBlock } from '../../../catalog/schema-block.ts';
 import { type Catalog, type CatalogModel, MODALITIES } from '../../../catalog/types.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 import { endpointDefault } from '../../../modalities/defaults.ts';
-import { ApiError } from '../../errors.ts';
 
 const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelRecord) });
 const ModelDetail = ModelRecord.extend({ schema: SchemaBlock });
@@ -23,8 +23,7 @@ const CapabilityList = z.object({
 });
 
 const notFound = (id: string) =>
-  new ApiError(
-    404,
+  new RequestRefused(
     'model_not_found',
     `The model '${id}' does not exist; ids are <provider>/<model>, see GET /v1/models`,
   );

@@ -2,11 +2,12 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { WebSocket } from 'ws';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
 import type { ModalityDeps } from '../../../modalities/dispatch.ts';
 import { RealtimeQuery } from '../../../modalities/realtime/request.ts';
 import { prepareStream } from '../../../modalities/realtime/service.ts';
 import { RealtimeSession } from '../../../modalities/realtime/session.ts';
-import { ApiError } from '../../errors.ts';
+import { describeError } from '../../errors.ts';
 
 /** How long the provider may take, after the stream is closed, to send its last results and summary. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -27,7 +28,7 @@ export const realtimeRoutes =
         // Browsers cannot send headers on a WebSocket: the tag may come as a query parameter instead.
         const given = request.headers['x-gw-tag'] ?? request.query.tag;
         if (!isValidTag(given)) {
-          throw new ApiError(400, 'invalid_request_error', "'x-gw-tag': 1 to 128 printable characters");
+          throw new RequestRefused('invalid', "'x-gw-tag': 1 to 128 printable characters");
         }
         const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
         const log = (error: unknown, message: string) => request.log.error({ err: error }, message);
@@ -58,6 +59,7 @@ export const realtimeRoutes =
           pcm: prepared.pcm,
           closeTimeoutMs: CLOSE_TIMEOUT_MS,
           log,
+          describeError,
         });
         sessions.add(session);
         void session.done.then(() => sessions.delete(session));

@@ -1,4 +1,4 @@
-import { describeError } from '../http/errors.ts';
+import { describeError } from './errors.ts';
 
 /** Anthropic's error types by status (https://docs.anthropic.com/en/api/errors). */
 const TYPES: Record<number, string> = {
