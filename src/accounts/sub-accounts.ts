@@ -4,8 +4,8 @@ import { NANOS_PER_CENT } from '../../events/money.ts';
 import type { EventStore } from '../../events/store.ts';
 import type { Sql } from '../../projections/types.ts';
 import { subAccountSpending } from '../../projections/usage/index.ts';
-import { nanosToCents } from '../billing/charge.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import { nanosToCents } from '../contracts/money.ts';
 import { generateKey } from './keys.ts';
 import type { KeyHolder, LiveAccounts, LiveSubAccount } from './live-state.ts';
 

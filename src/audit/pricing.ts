@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../../events/envelope.ts';
 import type { GatewayEvent } from '../../events/index.ts';
-import { priceCharge } from '../billing/charge.ts';
+import { priceCharge } from '../contracts/money.ts';
 import { usd } from './decimal.ts';
 import { Findings, where } from './findings.ts';
 

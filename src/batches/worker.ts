@@ -7,7 +7,7 @@ import type { EventStore } from '../../events/store.ts';
 import { settledChargesByPrefix } from '../../projections/balances/index.ts';
 import { batchStatus, dueBatches } from '../../projections/batches/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
-import { type ChatDeps, completeChat } from '../chat/dispatch.ts';
+import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import { completionId } from '../chat/service.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
@@ -217,7 +217,12 @@ export class BatchWorker {
     let result: Pick<z.infer<typeof BatchLineFinished>, 'statusCode' | 'body' | 'bodyJson' | 'costNanos'>;
     try {
       // Not stopped by a shutdown: a line in flight finishes and is recorded, so it is never paid for twice.
-      const served = await completeChat(this.options.chat, auth, body, requestId, batch.tag, NEVER, 'batch');
+      const served = await completeChat(
+        this.options.chat,
+        { auth, requestId, tag: batch.tag, signal: NEVER },
+        body,
+        'batch',
+      );
       result = {
         statusCode: 200,
         ...keptBody({ ...served.completion, id: served.completion.id ?? completionId() }),

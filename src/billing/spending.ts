@@ -6,8 +6,8 @@ import type { ChargeDetail } from '../../events/budget.ts';
 import { monthOf } from '../../events/budget.ts';
 import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import { type Charge, nanosToCents } from '../contracts/money.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import { type Charge, nanosToCents } from './charge.ts';
 
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;

@@ -1,6 +1,6 @@
 import type { Provider } from '@pydantic/genai-prices';
-import { extraCatalogModels } from '../modalities/extra-models.ts';
 import { catalogModel } from './classify.ts';
+import { extraCatalogModels } from './extra-models.ts';
 import { bundledProviders, isPriceTemplate } from './genai-prices.ts';
 import { localCatalogModels } from './local.ts';
 import type { Catalog, CatalogFilter, CatalogModel } from './types.ts';

@@ -1,4 +1,4 @@
-import { dollarsPerMillion } from '../billing/charge.ts';
+import { dollarsPerMillion } from '../contracts/money.ts';
 import type { CatalogModel } from './types.ts';
 
 export interface ChatModel {

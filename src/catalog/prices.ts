@@ -1,5 +1,5 @@
 import type { ConditionalPrice, ModelInfo, ModelPrice } from '@pydantic/genai-prices';
-import { ceilDiv, dollarsPerMillion } from '../billing/charge.ts';
+import { ceilDiv, dollarsPerMillion } from '../contracts/money.ts';
 import type { CatalogPrices } from './types.ts';
 
 type PriceValue = NonNullable<ModelPrice[string]>;

@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { isModalityAvailable } from '../modalities/availability.ts';
-import { isAvailable } from '../providers/registry.ts';
 import { type CatalogModel, MODALITIES } from './types.ts';
 
 export const QuirksRecord = z.object({
@@ -48,7 +46,8 @@ export type ModelRecord = z.infer<typeof ModelRecord>;
 export const nanosToUsd = (nanos: bigint | null): number | null =>
   nanos === null ? null : Number(nanos) / 1e9;
 
-export function modelRecord(model: CatalogModel, env: NodeJS.ProcessEnv): ModelRecord {
+/** The list entry of a model; whether this gateway can serve it is the caller's to say (it knows the adapters). */
+export function modelRecord(model: CatalogModel, available: boolean): ModelRecord {
   return {
     id: model.id,
     object: 'model',
@@ -73,8 +72,7 @@ export function modelRecord(model: CatalogModel, env: NodeJS.ProcessEnv): ModelR
     },
     capabilities: model.capabilities,
     quirks: model.quirks,
-    available:
-      model.modality === 'text' ? isAvailable(model, env) : (isModalityAvailable(model, env) ?? false),
+    available,
     deprecated: model.deprecated,
     description: model.description,
   };

@@ -1,9 +1,9 @@
 import { endpointOf } from '../catalog/capabilities.ts';
 import { providerEnv } from '../catalog/env.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
+import type { ChatAdapter, Upstream } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import { chatAdapters, upstreamOf } from '../providers/registry.ts';
-import type { ChatAdapter, Upstream } from '../providers/types.ts';
+import { adapterFor, upstreamOf } from '../providers/registry.ts';
 
 /** Until the router exists, `auto` (and no model at all) means the built-in default. */
 export const DEFAULT_CHAT_MODEL = 'local/echo';
@@ -34,7 +34,7 @@ export function resolveChatModel(
   if (model.prices.inputNanosPerMillion === null || model.prices.outputNanosPerMillion === null) {
     throw new RequestRefused('invalid', `'model': ${id} has no per-token price, so it cannot be billed`);
   }
-  const adapter = chatAdapters[model.api];
+  const adapter = adapterFor(model, 'chat');
   const upstream = upstreamOf(model, env, timeoutMs);
   if (!adapter || !upstream) {
     const why = adapter

@@ -1,6 +1,6 @@
-import { type Charge, type Discount, type PriceLine, priceCharge } from '../billing/charge.ts';
 import type { CatalogModel } from '../catalog/types.ts';
-import type { ReportedUsage } from '../providers/types.ts';
+import type { ReportedUsage } from '../contracts/chat.ts';
+import { type Charge, type Discount, type PriceLine, priceCharge } from '../contracts/money.ts';
 
 const price = (value: bigint | null, fallback: bigint | null): bigint => value ?? fallback ?? 0n;
 

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { KeyHolder } from '../accounts/live-state.ts';
-import type { Discount } from '../billing/charge.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
+import type { ReportedUsage } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import type { ReportedUsage } from '../providers/types.ts';
+import type { Discount } from '../contracts/money.ts';
+import { reserve } from '../pipeline/ledger.ts';
+import type { Bill, CallContext } from '../pipeline/types.ts';
 import { countChatInputTokensAsync, countTextTokensAsync } from '../tokens/count.ts';
 import { affordableOutputTokens, chatCharge, tokensOnly } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
@@ -96,11 +97,9 @@ export async function countInputTokens(body: ChatCompletionRequest): Promise<num
  */
 export async function prepareChat(
   spending: Spending,
-  auth: KeyHolder,
+  context: Pick<CallContext, 'auth' | 'requestId' | 'tag'>,
   model: CatalogModel,
   body: ChatCompletionRequest,
-  requestId: string,
-  tag: string | null,
   discount: Discount = 'none',
 ): Promise<PreparedChat> {
   const inputTokens = await countInputTokens(body);
@@ -117,31 +116,26 @@ export async function prepareChat(
     requested === undefined
       ? chatCharge(model, tokensOnly(inputTokens, choices), discount).chargedNanos
       : worst;
-  const hold = await spending.reserve(auth, { requestId, tag, minNanos: least, maxNanos: worst });
+  const hold = await reserve(spending, context, { minNanos: least, maxNanos: worst });
   const outputLimit =
     requested ??
     Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, discount, choices));
   return { model, inputTokens, outputLimit, hold, discount };
 }
 
-/** Settles what was produced; usage the provider did not report is estimated, and the charge says so. */
-export async function settleChat(
-  spending: Spending,
+/** What was produced, billed; usage the provider did not report is estimated, and the charge says so. */
+export async function chatBill(
   prepared: PreparedChat,
   usage: ReportedUsage | undefined,
   producedText: string,
-): Promise<bigint> {
+): Promise<Bill> {
   const billed = usage ?? tokensOnly(prepared.inputTokens, await countTextTokensAsync(producedText));
-  const charge = chatCharge(prepared.model, billed, prepared.discount);
-  await spending.settle(prepared.hold, {
-    actualNanos: charge.chargedNanos,
-    model: prepared.model.id,
-    provider: prepared.model.provider,
-    charge,
+  return {
+    charge: chatCharge(prepared.model, billed, prepared.discount),
     usageReported: usage !== undefined,
     units: billed.promptTokens + billed.completionTokens,
-  });
-  return charge.chargedNanos;
+    usage: billed,
+  };
 }
 
 export function completionId(): string {

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import type { Served } from '../chat/dispatch.ts';
+import type { CatalogModel } from '../catalog/types.ts';
+import { outcomeHeaders } from '../pipeline/headers.ts';
 
 export interface EventStream {
   /** Writes raw SSE text, waiting for the client to drain when it is slow (backpressure reaches upstream). */
@@ -10,7 +11,10 @@ export interface EventStream {
 }
 
 /** Takes the reply over for server-sent events, with the gateway's headers for the model that serves. */
-export function openEventStream(reply: FastifyReply, served: Served): EventStream {
+export function openEventStream(
+  reply: FastifyReply,
+  served: { model: CatalogModel; latencyMs: number },
+): EventStream {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -18,9 +22,7 @@ export function openEventStream(reply: FastifyReply, served: Served): EventStrea
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
-    'x-model': served.target.model.id,
-    'x-provider': served.target.model.provider,
-    'x-latency-ms': String(served.latencyMs),
+    ...outcomeHeaders(served),
   });
   return {
     async write(text) {

@@ -5,7 +5,7 @@ import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { BatchService } from '../batches/service.ts';
 import type { Spending } from '../billing/spending.ts';
-import type { ChatDeps } from '../chat/dispatch.ts';
+import type { ChatDeps } from '../chat/complete.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';

@@ -1,10 +1,11 @@
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import type { JobInput } from '../contracts/jobs.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
+import { release } from '../pipeline/ledger.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import { holdOf, type JobHistory, type JobsDeps, mayRead, readJob, resolveJobModel } from './service.ts';
-import type { JobInput } from './types.ts';
 import { latest } from './worker.ts';
 
 /** A job the key may see, or a 404 that does not say whether it exists for someone else. */
@@ -34,7 +35,7 @@ export async function cancelJob(
   const history = await jobFor(deps, auth, jobId);
   const providerJobId = latest(history).providerJobId;
   await deps.commands.handle(jobId, { type: 'CancelJob' }, { now: deps.clock() });
-  await deps.spending.release(holdOf(deps.spending, history.queued), 'cancelled');
+  await release(deps.spending, holdOf(deps.spending, history.queued), 'cancelled');
   const kind =
     (JOB_KINDS as Record<string, JobKind>)[history.queued.modality] ?? extraKinds[history.queued.modality];
   if (providerJobId && kind) {

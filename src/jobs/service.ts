@@ -6,17 +6,18 @@ import type { JobEvent, JobQueued } from '../../events/job.ts';
 import { jobStream } from '../../events/job.ts';
 import type { EventStore } from '../../events/store.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
-import { type PriceLine, priceCharge } from '../billing/charge.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
+import { unitLine } from '../catalog/unit-models.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import type { RequestContext } from '../modalities/dispatch.ts';
+import type { JobAdapter, JobInput } from '../contracts/jobs.ts';
+import { type PriceLine, priceCharge } from '../contracts/money.ts';
 import { type EndpointSpec, type ModalityTarget, resolveModalityModel } from '../modalities/models.ts';
-import { unitLine } from '../modalities/unit-models.ts';
 import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
+import { release, reserve } from '../pipeline/ledger.ts';
+import type { RequestContext } from '../pipeline/priced.ts';
 import { checkWebhookUrl } from '../webhooks/url.ts';
 import type { JobKind } from './kinds.ts';
-import type { JobAdapter, JobInput } from './types.ts';
 
 /** A job's hold outlives any provider's render time and the worker's retries. */
 export const JOB_HOLD_TTL_MS = 48 * 3600 * 1000;
@@ -46,7 +47,7 @@ export function jobEndpoint(kind: JobKind): EndpointSpec<JobAdapter> {
   return {
     path: kind.path,
     modality: kind.catalogModality,
-    adapterOf: (model) => kind.adapters[model.provider],
+    adapterOf: (model) => kind.adapterOf(model),
     unpriced: (model) =>
       kind.refuse?.(model) ??
       (model.prices.perUnitNanos?.[kind.unit] === undefined
@@ -110,10 +111,8 @@ export async function queueJob(
   input: JobInput,
   webhookUrl: string | undefined,
 ): Promise<JobAccepted> {
-  const worst = priceCharge(linesOf(kind, target.model, kind.unitsFor(input, target.model))).chargedNanos;
-  const hold = await deps.spending.reserve(context.auth, {
-    requestId: context.requestId,
-    tag: context.tag,
+  const worst = priceCharge(linesOf(kind, target.model, target.adapter.heldUnits(input))).chargedNanos;
+  const hold = await reserve(deps.spending, context, {
     minNanos: worst,
     maxNanos: worst,
     ttlMs: JOB_HOLD_TTL_MS,
@@ -142,7 +141,7 @@ export async function queueJob(
       { now: deps.clock(), correlationId: context.requestId },
     );
   } catch (error) {
-    await deps.spending.release(hold, 'failed');
+    await release(deps.spending, hold, 'failed');
     throw error;
   }
   return { id: jobId, status: 'queued', object: 'job' };

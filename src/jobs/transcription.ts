@@ -1,4 +1,6 @@
+import type { TranscriptionAdapter } from '../contracts/audio.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import type { JobAdapter, JobCall } from '../contracts/jobs.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { safeFilename } from '../files/upload.ts';
 import { contentTypeOf } from '../media/signed-urls.ts';
@@ -10,21 +12,19 @@ import {
   maxAudioBytes,
 } from '../modalities/audio/pricing.ts';
 import type { TranscribeRequest } from '../modalities/audio/transcription.ts';
-import type { TranscriptionAdapter } from '../modalities/audio/types.ts';
 import { readHead, wavSeconds } from '../modalities/audio/wav.ts';
-import type { RequestContext } from '../modalities/dispatch.ts';
 import { fetchRemoteInput, tooLarge } from '../net/remote-input.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
-import { deepgramListen } from '../providers/deepgram/listen.ts';
-import { openAiTranscriptions } from '../providers/openai/audio.ts';
+import type { RequestContext } from '../pipeline/priced.ts';
+import { adapterFor } from '../providers/registry.ts';
 import { checkWebhookUrl } from '../webhooks/url.ts';
 import type { JobKind } from './kinds.ts';
 import { type JobAccepted, type JobsDeps, newJobId, queueJob, resolveJobModel } from './service.ts';
-import type { JobAdapter, JobCall } from './types.ts';
 
 /** A provider's transcription API run as a job: the call answers the transcript, which ends the job at once. */
 function asJob(adapter: TranscriptionAdapter): JobAdapter {
   return {
+    heldUnits: (input) => input.hold_seconds ?? 1,
     async submit(call: JobCall) {
       const { input, blobs } = call;
       const key = input.audio_key;
@@ -79,12 +79,10 @@ export const transcriptionKind: JobKind = {
   path: '/v1/audio/transcriptions',
   defaultModel: 'deepgram/nova-3',
   unit: 'audio_minute',
-  adapters: {
-    deepgram: asJob(deepgramListen),
-    openai: asJob(openAiTranscriptions),
-    groq: asJob(openAiTranscriptions),
+  adapterOf: (model) => {
+    const adapter = adapterFor(model, 'transcription');
+    return adapter && asJob(adapter);
   },
-  unitsFor: (input) => input.hold_seconds ?? 1,
   refuse: (model) =>
     model.capabilities.includes('async')
       ? undefined

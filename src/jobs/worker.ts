@@ -4,12 +4,14 @@ import { DomainError } from '../../commands/errors.ts';
 import type { JobError } from '../../events/job.ts';
 import { storableText } from '../../events/storable.ts';
 import { dueJobs, jobsAwaitingWebhook } from '../../projections/jobs/index.ts';
-import { priceCharge } from '../billing/charge.ts';
 import { type DescribeError, RequestRefused } from '../contracts/errors.ts';
+import type { JobCall, JobInput, JobOutput } from '../contracts/jobs.ts';
+import { priceCharge } from '../contracts/money.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
 import { contentTypeOf } from '../media/signed-urls.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
+import { release, settle } from '../pipeline/ledger.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import {
@@ -21,7 +23,6 @@ import {
   resolveJobModel,
   type Target,
 } from './service.ts';
-import type { JobCall, JobInput, JobOutput } from './types.ts';
 
 export interface JobWorkerDeps extends JobsDeps {
   pool: pg.Pool;
@@ -237,10 +238,7 @@ export class JobWorker {
     const now = await readJob(this.deps.store, job.jobId);
     if (!now || latest(now).ended) return;
     const charge = priceCharge(linesOf(kind, target.model, output.units));
-    await this.deps.spending.settle(holdOf(this.deps.spending, job), {
-      actualNanos: charge.chargedNanos,
-      model: target.model.id,
-      provider: target.model.provider,
+    await settle(this.deps.spending, holdOf(this.deps.spending, job), target.model, {
       charge,
       usageReported: output.unitsReported,
       units: output.units,
@@ -270,7 +268,7 @@ export class JobWorker {
       this.context(),
     );
     if (decision.events.length === 0) return;
-    await this.deps.spending.release(holdOf(this.deps.spending, history.queued), 'failed');
+    await release(this.deps.spending, holdOf(this.deps.spending, history.queued), 'failed');
     await this.ended(history);
   }
 

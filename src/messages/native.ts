@@ -1,134 +1,67 @@
-import type { KeyHolder } from '../accounts/live-state.ts';
-import type { ChatDeps, Served } from '../chat/dispatch.ts';
-import { firstServing } from '../chat/dispatch.ts';
+import type { CatalogModel } from '../catalog/types.ts';
+import { type ChatDeps, chatPlan } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
-import { type AnthropicUsage, readAnthropicUsage } from '../providers/anthropic/response.ts';
-import { endpointUrl, postJson } from '../providers/http.ts';
-import { parseSse, type SseEvent } from '../providers/sse.ts';
-import type { ReportedUsage, Upstream } from '../providers/types.ts';
+import { chatBill } from '../chat/service.ts';
+import type { NativeMessagesAdapter, SseEvent } from '../contracts/messages.ts';
+import { meteredCall, serve } from '../pipeline/call.ts';
+import { MeteredStream } from '../pipeline/stream.ts';
+import type { CallContext, Outcome } from '../pipeline/types.ts';
+import { adapterFor } from '../providers/registry.ts';
 
-const VERSION = '2023-06-01';
-
-/** Fields of the gateway's, not Anthropic's. */
-const GATEWAY_FIELDS = ['models'] as const;
-
-function nativeRequest(
-  original: Record<string, unknown>,
-  upstream: Upstream,
-  maxTokens: number,
-  stream: boolean,
-) {
-  const body: Record<string, unknown> = { ...original, model: upstream.model, max_tokens: maxTokens, stream };
-  for (const field of GATEWAY_FIELDS) delete body[field];
-  return {
-    url: endpointUrl(upstream.baseUrl, '/v1/messages'),
-    headers: { 'x-api-key': upstream.apiKey, 'anthropic-version': VERSION },
-    body,
-    timeoutMs: upstream.timeoutMs,
-  };
-}
-
-export interface NativeMessage {
-  message: Record<string, unknown>;
-  usage: ReportedUsage | undefined;
+/** The pass-through adapter of a model whose provider speaks the Messages format itself. */
+function nativeAdapter(model: CatalogModel): NativeMessagesAdapter {
+  const adapter = adapterFor(model, 'messages');
+  if (!adapter) throw new Error(`${model.id} has no native Messages adapter`);
+  return adapter;
 }
 
 /**
  * An Anthropic model asked in Anthropic's own format goes upstream as it came (bar the model id and the output
  * limit the gateway reserved for), and its answer comes back untranslated. The reservation and the charge
- * still go through the chat path's checks, from the request translated for counting only.
+ * still go through the chat path's plan, from the request translated for counting only.
  */
 export async function nativeComplete(
   deps: ChatDeps,
-  auth: KeyHolder,
+  context: CallContext,
   original: Record<string, unknown>,
   counted: ChatCompletionRequest,
-  requestId: string,
-  tag: string | null,
-  signal: AbortSignal,
-): Promise<Served & { result: NativeMessage }> {
-  return firstServing(deps, auth, counted, requestId, tag, async (target, prepared) => {
-    const response = await postJson({
-      ...nativeRequest(original, target.upstream, prepared.outputLimit, false),
-      signal,
-    });
-    const message = (await response.body.json()) as Record<string, unknown>;
-    return { message, usage: readAnthropicUsage(message.usage as AnthropicUsage | undefined) };
+): Promise<Outcome & { message: Record<string, unknown> }> {
+  const { result, outcome } = await meteredCall(deps, {
+    ...chatPlan(deps, context, counted, (target, prepared) =>
+      nativeAdapter(target.model).complete({
+        body: original,
+        upstream: target.upstream,
+        maxTokens: prepared.outputLimit,
+        signal: context.signal,
+      }),
+    ),
+    bill: (answer, prepared) =>
+      chatBill(prepared, answer.usage, nativeAdapter(prepared.model).text(answer.message)),
   });
+  return { ...outcome, message: result.message };
 }
 
-export interface NativeStream {
-  first: SseEvent;
-  rest: AsyncIterator<SseEvent>;
-}
-
+/** The provider's own event stream, billed from the usage its events carry, settled when it ends. */
 export async function nativeStream(
   deps: ChatDeps,
-  auth: KeyHolder,
+  context: CallContext,
   original: Record<string, unknown>,
   counted: ChatCompletionRequest,
-  requestId: string,
-  tag: string | null,
-  signal: AbortSignal,
-): Promise<Served & { result: NativeStream }> {
-  return firstServing(deps, auth, counted, requestId, tag, async (target, prepared) => {
-    const request = nativeRequest(original, target.upstream, prepared.outputLimit, true);
-    const response = await postJson({
-      ...request,
-      headers: { ...request.headers, accept: 'text/event-stream' },
-      signal,
-    });
-    const rest = parseSse(response.body)[Symbol.asyncIterator]();
-    const first = await rest.next();
-    if (first.done) throw new Error('the provider closed the stream without an event');
-    return { first: first.value, rest };
+): Promise<MeteredStream<SseEvent>> {
+  const served = await serve(
+    deps,
+    chatPlan(deps, context, counted, (target, prepared) =>
+      nativeAdapter(target.model).stream({
+        body: original,
+        upstream: target.upstream,
+        maxTokens: prepared.outputLimit,
+        signal: context.signal,
+      }),
+    ),
+  );
+  const usage = nativeAdapter(served.candidate.model).streamUsage();
+  return new MeteredStream(deps, served, {
+    observe: (event) => usage.observe(event),
+    bill: () => chatBill(served.reserved, usage.reported(), usage.produced),
   });
-}
-
-/**
- * Follows Anthropic's cumulative usage through a stream: `message_start` carries the input side, each
- * `message_delta` the output so far.
- */
-export class NativeUsage {
-  private usage: AnthropicUsage = {};
-  private finished = false;
-  produced = '';
-
-  observe(event: SseEvent): void {
-    let data: {
-      type?: string;
-      message?: { usage?: AnthropicUsage };
-      usage?: AnthropicUsage;
-      delta?: { type?: string; text?: string };
-    };
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      return;
-    }
-    if (data.type === 'message_start') this.usage = { ...data.message?.usage };
-    if (data.type === 'message_delta') this.usage = { ...this.usage, ...data.usage };
-    if (data.type === 'message_stop') this.finished = true;
-    if (data.type === 'content_block_delta' && data.delta?.type === 'text_delta')
-      this.produced += data.delta.text ?? '';
-  }
-
-  /** The provider's figures once the stream finished; before that they are partial, and the gateway estimates. */
-  reported(): ReportedUsage | undefined {
-    return this.finished ? readAnthropicUsage(this.usage) : undefined;
-  }
-}
-
-/** The text of a Messages answer, for an estimate when the provider reported no usage. */
-export function nativeText(message: Record<string, unknown>): string {
-  const content = Array.isArray(message.content) ? message.content : [];
-  return content
-    .map((block) => {
-      const b = block as { type?: string; text?: string; thinking?: string; input?: unknown };
-      if (b.type === 'text') return b.text ?? '';
-      if (b.type === 'thinking') return b.thinking ?? '';
-      if (b.type === 'tool_use') return JSON.stringify(b.input ?? {});
-      return '';
-    })
-    .join('');
 }

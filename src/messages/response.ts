@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatCompletion, ReportedUsage } from '../providers/types.ts';
+import type { ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'refusal';
 

@@ -1,4 +1,4 @@
-import type { ChatChunk, ReportedUsage } from '../providers/types.ts';
+import type { ChatChunk, ReportedUsage } from '../contracts/chat.ts';
 import { messageUsage, type StopReason, stopReason } from './response.ts';
 
 export type MessageEvent = { type: string } & Record<string, unknown>;

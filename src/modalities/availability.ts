@@ -1,4 +1,5 @@
 import type { CatalogModel, Modality } from '../catalog/types.ts';
+import { isAvailable } from '../providers/registry.ts';
 import { speechEndpoint, transcriptionsEndpoint } from './audio/endpoint.ts';
 import { detectionEndpoint } from './detections/endpoint.ts';
 import { embeddingsEndpoint } from './embeddings/endpoint.ts';
@@ -28,4 +29,9 @@ const ENDPOINTS: Partial<Record<Modality, EndpointSpec<unknown>>> = {
 export function isModalityAvailable(model: CatalogModel, env: NodeJS.ProcessEnv): boolean | undefined {
   const endpoint = ENDPOINTS[model.modality];
   return endpoint && servable(env, endpoint, model);
+}
+
+/** Whether this gateway can serve and bill the model now: chat models by the chat rule, the rest by their endpoint. */
+export function isServable(model: CatalogModel, env: NodeJS.ProcessEnv): boolean {
+  return model.modality === 'text' ? isAvailable(model, env) : (isModalityAvailable(model, env) ?? false);
 }

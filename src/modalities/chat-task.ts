@@ -1,14 +1,15 @@
-import { nanosToCents } from '../billing/charge.ts';
 import type { CapabilityId } from '../catalog/capabilities.ts';
 import { endpointOf } from '../catalog/capabilities.ts';
+import { findModel } from '../catalog/extra-models.ts';
 import type { CatalogModel } from '../catalog/types.ts';
-import { type ChatDeps, completeChat } from '../chat/dispatch.ts';
+import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import { nanosToCents } from '../contracts/money.ts';
+import { outcomeHeaders } from '../pipeline/headers.ts';
+import type { RequestContext, Served } from '../pipeline/priced.ts';
 import { isAvailable } from '../providers/registry.ts';
+import { reportedCount } from '../providers/reply.ts';
 import { countTextsAsync, countTextTokensAsync } from '../tokens/count.ts';
-import type { RequestContext, Served } from './dispatch.ts';
-import { findModel } from './extra-models.ts';
-import { reportedCount } from './reply.ts';
 
 /**
  * Endpoints answered by a chat model (translation through an LLM, classification, evaluation) go through the chat
@@ -116,26 +117,19 @@ export async function askChatModel(
   ];
   const [systemTokens = 0, userTokens = 0] = await countTextsAsync([task.system, task.user]);
   const estimate = systemTokens + userTokens + 16;
-  const served = await completeChat(
-    deps,
-    context.auth,
-    {
-      model: task.model.id,
-      messages,
-      max_tokens: outputLimit(task, estimate),
-      // Reasoning models of some providers refuse sampling parameters; the others answer most repeatably at 0.
-      ...(task.model.quirks.noSampling ? {} : { temperature: 0 }),
-      ...(task.schema && {
-        response_format: {
-          type: 'json_schema',
-          json_schema: { name: task.schema.name, strict: true, schema: task.schema.schema },
-        },
-      }),
-    },
-    context.requestId,
-    context.tag,
-    context.signal,
-  );
+  const served = await completeChat(deps, context, {
+    model: task.model.id,
+    messages,
+    max_tokens: outputLimit(task, estimate),
+    // Reasoning models of some providers refuse sampling parameters; the others answer most repeatably at 0.
+    ...(task.model.quirks.noSampling ? {} : { temperature: 0 }),
+    ...(task.schema && {
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: task.schema.name, strict: true, schema: task.schema.schema },
+      },
+    }),
+  });
   const choice = served.completion.choices[0] as
     | { message?: { content?: unknown }; finish_reason?: unknown }
     | undefined;
@@ -150,15 +144,13 @@ export async function askChatModel(
     prompt !== undefined && completion !== undefined
       ? { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion }
       : {
-          prompt_tokens: served.prepared.inputTokens,
+          prompt_tokens: served.usage.promptTokens,
           completion_tokens: counted,
-          total_tokens: served.prepared.inputTokens + counted,
+          total_tokens: served.usage.promptTokens + counted,
           estimated: true,
         };
   return {
-    model: served.target.model,
-    costNanos: served.costNanos,
-    latencyMs: served.latencyMs,
+    ...served,
     result: {
       text,
       finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : undefined,
@@ -172,12 +164,11 @@ export async function askChatModel(
  * served call carries, so the client sees what it was charged.
  */
 export function unusableAnswer(served: Served<unknown>, why: string): RequestRefused {
-  return new RequestRefused('upstream_failed', `The provider failed: ${served.model.id}: ${why}`, {
-    'x-model': served.model.id,
-    'x-provider': served.model.provider,
-    'x-latency-ms': String(served.latencyMs),
-    'x-cost-cents': String(nanosToCents(served.costNanos)),
-  });
+  return new RequestRefused(
+    'upstream_failed',
+    `The provider failed: ${served.model.id}: ${why}`,
+    outcomeHeaders(served),
+  );
 }
 
 /** The JSON object a model answered, tolerating a Markdown code fence around it; undefined when it is not one. */

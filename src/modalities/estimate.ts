@@ -1,4 +1,4 @@
-import type { PriceLine } from '../billing/charge.ts';
+import type { PriceLine } from '../contracts/money.ts';
 import { countTextsAsync } from '../tokens/count.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { endpointOf } from '../catalog/capabilities.ts';
 import { providerEnv } from '../catalog/env.ts';
+import { findModel, modelsOf } from '../catalog/extra-models.ts';
 import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import { findModel, modelsOf } from './extra-models.ts';
-import type { ModalityUpstream } from './types.ts';
-import { modalityUpstream } from './upstream.ts';
+import type { ModalityUpstream } from '../contracts/modality.ts';
+import { modalityUpstreamOf } from '../providers/registry.ts';
 
 /** What an endpoint serves and which adapter speaks to a model of it (undefined: none does yet). */
 export interface EndpointSpec<A> {
@@ -50,7 +50,7 @@ export function resolveModalityModel<A>(
   const unpriced = endpoint.unpriced(model);
   if (unpriced) throw new RequestRefused('invalid', `'model': ${model.id} ${unpriced}`);
   const adapter = endpoint.adapterOf(model);
-  const upstream = modalityUpstream(model, source.env, source.timeoutMs);
+  const upstream = modalityUpstreamOf(model, source.env, source.timeoutMs);
   if (!adapter || !upstream) {
     const why = adapter
       ? `set ${providerEnv(model.provider).keyVars.join(' or ')}`
@@ -68,7 +68,7 @@ export function servable<A>(env: NodeJS.ProcessEnv, endpoint: EndpointSpec<A>, m
     model.modality === endpoint.modality &&
     endpoint.unpriced(model) === undefined &&
     endpoint.adapterOf(model) !== undefined &&
-    modalityUpstream(model, env, 0) !== undefined
+    modalityUpstreamOf(model, env, 0) !== undefined
   );
 }
 

@@ -1,57 +1,142 @@
 import { providerEnv, providerKey } from '../catalog/env.ts';
+import { callableModelId } from '../catalog/extra-models.ts';
 import type { ApiFamily, CatalogModel } from '../catalog/types.ts';
+import type { Adapters, Capability } from '../contracts/adapters.ts';
+import type { Upstream } from '../contracts/chat.ts';
+import type { ModalityUpstream } from '../contracts/modality.ts';
 import { anthropicChat } from './anthropic/chat.ts';
+import { anthropicMessages } from './anthropic/native.ts';
+import { COHERE_BASE_URL } from './cohere/api.ts';
+import { cohereEmbeddings } from './cohere/embeddings.ts';
+import { cohereRerank } from './cohere/rerank.ts';
+import { DEEPGRAM_BASE_URL } from './deepgram/api.ts';
+import { deepgramListen } from './deepgram/listen.ts';
+import { deepgramLive } from './deepgram/live.ts';
+import { DEEPL_BASE_URL } from './deepl/api.ts';
+import { deeplTranslate } from './deepl/translate.ts';
+import { ELEVENLABS_BASE_URL } from './elevenlabs/api.ts';
+import { elevenLabsMusic } from './elevenlabs/music.ts';
+import { elevenLabsSpeech } from './elevenlabs/speech.ts';
 import { geminiChat } from './gemini/chat.ts';
+import { geminiEmbeddings } from './gemini/embeddings.ts';
+import { veoVideos } from './gemini/videos.ts';
+import { GOOGLE_VISION_BASE_URL } from './google-vision/api.ts';
+import { visionObjects } from './google-vision/objects.ts';
 import { localChat } from './local/chat.ts';
+import { MESHY_BASE_URL, meshyTextTo3d } from './meshy/text-to-3d.ts';
+import { mistralModerations } from './mistral/moderations.ts';
+import { mistralOcr } from './mistral/ocr.ts';
+import { openAiSpeech, openAiTranscriptions } from './openai/audio.ts';
 import { openAiChat } from './openai/chat.ts';
-import type { ChatAdapter, Upstream } from './types.ts';
+import { openAiEmbeddings } from './openai/embeddings.ts';
+import { openAiImages } from './openai/images.ts';
+import { openAiModerations } from './openai/moderations.ts';
+import { STABILITY_BASE_URL, stabilityImages } from './stability/images.ts';
+import { VOYAGE_BASE_URL } from './voyage/api.ts';
+import { voyageEmbeddings } from './voyage/embeddings.ts';
+import { voyageRerank } from './voyage/rerank.ts';
 
-export const chatAdapters: Record<ApiFamily, ChatAdapter | undefined> = {
-  openai: openAiChat,
-  anthropic: anthropicChat,
-  gemini: geminiChat,
-  local: localChat,
+interface ProviderEntry {
+  /** Where the provider listens when `<PROVIDER>_BASE_URL` is not set. */
+  baseUrl?: string;
+  /** Where its own APIs listen when they are not at `baseUrl` (Cohere's chat is its OpenAI compatibility layer). */
+  nativeBaseUrl?: string;
+  /** The adapters of its own APIs; what it serves through an API family it speaks is in BY_API. */
+  adapters?: Partial<Adapters>;
+}
+
+/**
+ * Every provider the gateway can call, by provider id. As with the official SDKs, the OpenAI-style URLs include
+ * the version path and Anthropic's and Google's do not. Cohere's chat goes through its OpenAI compatibility layer
+ * and its embed and rerank through its native API (whose adapters also trim a COHERE_BASE_URL set for chat).
+ */
+const PROVIDERS: Readonly<Record<string, ProviderEntry>> = {
+  openai: {
+    baseUrl: 'https://api.openai.com/v1',
+    adapters: {
+      moderations: openAiModerations,
+      images: openAiImages,
+      transcription: openAiTranscriptions,
+      speech: openAiSpeech,
+    },
+  },
+  anthropic: { baseUrl: 'https://api.anthropic.com' },
+  google: {
+    baseUrl: 'https://generativelanguage.googleapis.com',
+    adapters: { embeddings: geminiEmbeddings, video: veoVideos },
+  },
+  groq: { baseUrl: 'https://api.groq.com/openai/v1', adapters: { transcription: openAiTranscriptions } },
+  together: { baseUrl: 'https://api.together.xyz/v1' },
+  fireworks: { baseUrl: 'https://api.fireworks.ai/inference/v1' },
+  deepseek: { baseUrl: 'https://api.deepseek.com/v1' },
+  mistral: {
+    baseUrl: 'https://api.mistral.ai/v1',
+    adapters: { moderations: mistralModerations, ocr: mistralOcr },
+  },
+  'x-ai': { baseUrl: 'https://api.x.ai/v1' },
+  openrouter: { baseUrl: 'https://openrouter.ai/api/v1' },
+  perplexity: { baseUrl: 'https://api.perplexity.ai' },
+  cerebras: { baseUrl: 'https://api.cerebras.ai/v1' },
+  novita: { baseUrl: 'https://api.novita.ai/v3/openai' },
+  moonshotai: { baseUrl: 'https://api.moonshot.ai/v1' },
+  cohere: {
+    baseUrl: 'https://api.cohere.ai/compatibility/v1',
+    nativeBaseUrl: COHERE_BASE_URL,
+    adapters: { embeddings: cohereEmbeddings, rerank: cohereRerank },
+  },
+  voyageai: { baseUrl: VOYAGE_BASE_URL, adapters: { embeddings: voyageEmbeddings, rerank: voyageRerank } },
+  stability: { baseUrl: STABILITY_BASE_URL, adapters: { images: stabilityImages } },
+  deepl: { baseUrl: DEEPL_BASE_URL, adapters: { translations: deeplTranslate } },
+  'google-vision': { baseUrl: GOOGLE_VISION_BASE_URL, adapters: { detections: visionObjects } },
+  deepgram: {
+    baseUrl: DEEPGRAM_BASE_URL,
+    adapters: { transcription: deepgramListen, realtime: deepgramLive },
+  },
+  elevenlabs: {
+    baseUrl: ELEVENLABS_BASE_URL,
+    adapters: { speech: elevenLabsSpeech, music: elevenLabsMusic },
+  },
+  meshy: { baseUrl: MESHY_BASE_URL, adapters: { '3d': meshyTextTo3d } },
+};
+
+/** What any provider speaking an API family gets: chat for every family, embeddings for OpenAI-compatible ones. */
+const BY_API: Readonly<Record<ApiFamily, Partial<Adapters>>> = {
+  openai: { chat: openAiChat, embeddings: openAiEmbeddings },
+  anthropic: { chat: anthropicChat, messages: anthropicMessages },
+  gemini: { chat: geminiChat },
+  local: { chat: localChat },
 };
 
 /**
- * Where each provider listens when `<PROVIDER>_BASE_URL` is not set. As with the official SDKs, the OpenAI-style
- * URLs include the version path and Anthropic's and Google's do not.
+ * The adapter that serves `capability` for the model: chat always by the model's API family, the rest by the
+ * provider's own API first, then by the family it speaks. Undefined when no adapter does (yet).
  */
-const DEFAULT_BASE_URLS: Record<string, string> = {
-  openai: 'https://api.openai.com/v1',
-  anthropic: 'https://api.anthropic.com',
-  google: 'https://generativelanguage.googleapis.com',
-  groq: 'https://api.groq.com/openai/v1',
-  together: 'https://api.together.xyz/v1',
-  fireworks: 'https://api.fireworks.ai/inference/v1',
-  deepseek: 'https://api.deepseek.com/v1',
-  mistral: 'https://api.mistral.ai/v1',
-  'x-ai': 'https://api.x.ai/v1',
-  openrouter: 'https://openrouter.ai/api/v1',
-  perplexity: 'https://api.perplexity.ai',
-  cerebras: 'https://api.cerebras.ai/v1',
-  novita: 'https://api.novita.ai/v3/openai',
-  moonshotai: 'https://api.moonshot.ai/v1',
-  cohere: 'https://api.cohere.ai/compatibility/v1',
-};
+export function adapterFor<C extends Capability>(
+  model: CatalogModel,
+  capability: C,
+): Adapters[C] | undefined {
+  if (capability === 'chat') return BY_API[model.api]?.chat as Adapters[C] | undefined;
+  return PROVIDERS[model.provider]?.adapters?.[capability] ?? BY_API[model.api]?.[capability];
+}
 
 export function apiKeyOf(provider: string, env: NodeJS.ProcessEnv): string | undefined {
   return provider === 'local' ? 'local' : providerKey(provider, env);
 }
 
 export function baseUrlOf(provider: string, env: NodeJS.ProcessEnv): string | undefined {
-  return env[providerEnv(provider).baseUrlVar] || DEFAULT_BASE_URLS[provider];
+  return env[providerEnv(provider).baseUrlVar] || PROVIDERS[provider]?.baseUrl;
 }
 
 /** Whether a chat request for the model can be served: an adapter, a key and a base URL. */
 export function isAvailable(model: CatalogModel, env: NodeJS.ProcessEnv): boolean {
   return (
-    chatAdapters[model.api] !== undefined &&
+    adapterFor(model, 'chat') !== undefined &&
     apiKeyOf(model.provider, env) !== undefined &&
     (model.api === 'local' || baseUrlOf(model.provider, env) !== undefined)
   );
 }
 
+/** Where and how to call a chat model, or undefined when the gateway has no key or no address for it. */
 export function upstreamOf(
   model: CatalogModel,
   env: NodeJS.ProcessEnv,
@@ -71,4 +156,17 @@ export function upstreamOf(
       reasoning: model.quirks.reasoning,
     },
   };
+}
+
+/** Where and with which key to call a non-chat model, or undefined when the gateway has no key or address. */
+export function modalityUpstreamOf(
+  model: CatalogModel,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): ModalityUpstream | undefined {
+  const apiKey = providerKey(model.provider, env);
+  const entry = PROVIDERS[model.provider];
+  const baseUrl = env[providerEnv(model.provider).baseUrlVar] || entry?.nativeBaseUrl || entry?.baseUrl;
+  if (!apiKey || !baseUrl) return undefined;
+  return { model: callableModelId(model), baseUrl, apiKey, timeoutMs };
 }

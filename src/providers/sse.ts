@@ -1,7 +1,6 @@
-export interface SseEvent {
-  event: string | undefined;
-  data: string;
-}
+import type { SseEvent } from '../contracts/messages.ts';
+
+export type { SseEvent };
 
 /**
  * Server-sent events from a byte stream, yielded as each event completes (a blank line), so nothing is held

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { priceCharge } from '../../src/billing/charge.ts';
+import { priceCharge } from '../../src/contracts/money.ts';
 import { dropSchema } from '../support/database.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { chatLine, type FilesWorld, jsonl, startFilesWorld, waitForStatus } from './support.ts';

@@ -52,7 +52,7 @@ it('carries lifetime caps and open holds into the next UTC month, and starts tag
   });
 
   now = new Date('2026-02-01T00:01:00Z');
-  const { priceCharge } = await import('../../src/billing/charge.ts');
+  const { priceCharge } = await import('../../src/contracts/money.ts');
   const charge = priceCharge([
     { item: 'output_tokens', quantity: 10, unitPriceNanosPerMillion: 50_000_000_000n },
   ]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { nanosToCents } from '../../src/billing/charge.ts';
 import { buildCatalog } from '../../src/catalog/index.ts';
 import { chatCharge, tokensOnly } from '../../src/chat/pricing.ts';
+import { nanosToCents } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
 import { startOpenAiUpstream } from '../upstreams/openai.ts';

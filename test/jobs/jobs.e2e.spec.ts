@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toNewEvent } from '../../events/index.ts';
 import { type JobEvent, jobStream } from '../../events/job.ts';
-import { nanosToCents, priceCharge } from '../../src/billing/charge.ts';
+import { nanosToCents, priceCharge } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
 import {

@@ -1,13 +1,13 @@
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../commands/errors.ts';
+import type { ChatChunk, ReportedUsage } from '../../src/contracts/chat.ts';
 import { RequestRefused } from '../../src/contracts/errors.ts';
 import { describeAnthropicError } from '../../src/http/anthropic-errors.ts';
 import { reasoningEffort, toChatMessages, toChatRequest } from '../../src/messages/request.ts';
 import { messageIdFor, stopReason, toMessageResponse, toolInput } from '../../src/messages/response.ts';
 import { MessagesRequest } from '../../src/messages/schema.ts';
 import { type MessageEvent, MessageEvents, sseEvent } from '../../src/messages/stream.ts';
-import type { ChatChunk, ReportedUsage } from '../../src/providers/types.ts';
 
 const usage = (promptTokens: number, completionTokens: number, cachedPromptTokens = 0): ReportedUsage => ({
   promptTokens,

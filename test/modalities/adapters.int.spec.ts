@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ModalityUpstream } from '../../src/modalities/types.ts';
+import type { ModalityUpstream } from '../../src/contracts/modality.ts';
 import { cohereEmbeddings } from '../../src/providers/cohere/embeddings.ts';
 import { cohereRerank } from '../../src/providers/cohere/rerank.ts';
 import { UpstreamError } from '../../src/providers/errors.ts';

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ceilDiv, dollarsPerMillion, type PriceLine } from '../../src/billing/charge.ts';
+import { ceilDiv, dollarsPerMillion, type PriceLine } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
 import { playedSeconds, simSegments, simText, speechBytes, toneWav } from '../upstreams/audio-model.ts';

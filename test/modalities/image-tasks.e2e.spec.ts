@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dollarsPerMillion } from '../../src/billing/charge.ts';
+import { dollarsPerMillion } from '../../src/contracts/money.ts';
 import { type Json, json } from '../support/json.ts';
 import { URL_DOCUMENT_PAGES } from '../upstreams/mistral-ocr.ts';
 import { centsFor, freshTag } from './support.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { findModel } from '../../src/catalog/extra-models.ts';
 import { buildCatalog } from '../../src/catalog/index.ts';
 import { RequestRefused } from '../../src/contracts/errors.ts';
 import { describeError } from '../../src/http/errors.ts';
 import { embeddingsEndpoint } from '../../src/modalities/embeddings/endpoint.ts';
-import { findModel } from '../../src/modalities/extra-models.ts';
 import { defaultModelId, resolveModalityModel } from '../../src/modalities/models.ts';
 import {
   moderationsEndpoint,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dollarsPerMillion } from '../../src/billing/charge.ts';
+import { dollarsPerMillion } from '../../src/contracts/money.ts';
 import { countTextTokens } from '../../src/tokens/count.ts';
 import { type Json, json } from '../support/json.ts';
 import { tokens } from '../upstreams/modality-model.ts';

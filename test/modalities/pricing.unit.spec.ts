@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { findModel } from '../../src/catalog/extra-models.ts';
 import { buildCatalog } from '../../src/catalog/index.ts';
 import type { CatalogModel } from '../../src/catalog/types.ts';
 import { float32Base64, fromFloat32Base64 } from '../../src/modalities/embeddings/base64.ts';
 import { worstCaseTokens } from '../../src/modalities/estimate.ts';
-import { findModel } from '../../src/modalities/extra-models.ts';
 import { rerankPricing } from '../../src/modalities/rerank/pricing.ts';
 import { cohereRerank } from '../../src/providers/cohere/rerank.ts';
 import { toOpenAiVerdict } from '../../src/providers/mistral/moderations.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { nanosToCents, priceCharge } from '../../src/billing/charge.ts';
+import { nanosToCents, priceCharge } from '../../src/contracts/money.ts';
 import { audioLine, costOfSeconds, perMillionSeconds } from '../../src/modalities/realtime/pricing.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';

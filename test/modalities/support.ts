@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { nanosToCents, type PriceLine, priceCharge } from '../../src/billing/charge.ts';
+import { nanosToCents, type PriceLine, priceCharge } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
 import { startCohereUpstream } from '../upstreams/cohere.ts';

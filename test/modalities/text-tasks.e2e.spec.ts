@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dollarsPerMillion } from '../../src/billing/charge.ts';
+import { dollarsPerMillion } from '../../src/contracts/money.ts';
 import { type Json, json } from '../support/json.ts';
 import { words } from '../upstreams/model.ts';
 import { centsFor, freshTag } from './support.ts';

@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nanosToCents } from '../../src/billing/charge.ts';
 import { buildCatalog } from '../../src/catalog/index.ts';
 import { chatCharge } from '../../src/chat/pricing.ts';
+import { nanosToCents } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
 import { startAnthropicUpstream } from '../upstreams/anthropic.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ChatBody, Upstream } from '../../src/contracts/chat.ts';
 import { toGeminiRequest } from '../../src/providers/gemini/request.ts';
-import type { ChatBody, Upstream } from '../../src/providers/types.ts';
 
 const upstream = (model = 'gemini-2.5-flash', quirks: Partial<Upstream['quirks']> = {}): Upstream => ({
   model,

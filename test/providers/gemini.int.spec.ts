@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatBody, ChatChunk, ReportedUsage, Upstream } from '../../src/contracts/chat.ts';
 import { UpstreamError } from '../../src/providers/errors.ts';
 import { geminiChat } from '../../src/providers/gemini/chat.ts';
-import type { ChatBody, ChatChunk, ReportedUsage, Upstream } from '../../src/providers/types.ts';
 import type { Json } from '../support/json.ts';
 import { startGeminiUpstream } from '../upstreams/gemini.ts';
 import type { Upstream as Simulator } from '../upstreams/types.ts';

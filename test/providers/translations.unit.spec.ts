@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { Upstream } from '../../src/contracts/chat.ts';
 import { toAnthropicRequest } from '../../src/providers/anthropic/request.ts';
 import { fromAnthropicMessage } from '../../src/providers/anthropic/response.ts';
 import { toOpenAiRequest } from '../../src/providers/openai/request.ts';
 import { readOpenAiUsage } from '../../src/providers/openai/usage.ts';
-import type { Upstream } from '../../src/providers/types.ts';
 
 const upstream = (quirks: Partial<Upstream['quirks']> = {}, model = 'm'): Upstream => ({
   model,

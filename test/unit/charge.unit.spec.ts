@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dollarsPerMillion, lineCost, nanosToCents, priceCharge } from '../../src/billing/charge.ts';
 import { buildCatalog } from '../../src/catalog/index.ts';
 import { affordableOutputTokens, chatCharge, tokensOnly } from '../../src/chat/pricing.ts';
+import { dollarsPerMillion, lineCost, nanosToCents, priceCharge } from '../../src/contracts/money.ts';
 
 const catalog = buildCatalog();
 const echo = catalog.get('local/echo');

@@ -1,6 +1,6 @@
-import { ceilDiv, type PriceLine } from '../../billing/charge.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
+import { ceilDiv, type PriceLine } from '../../contracts/money.ts';
 
 /**
  * How audio is billed. Transcription: per second of audio (whole seconds, rounded up) at the model's per-minute

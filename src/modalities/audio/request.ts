@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { SPEECH_FORMATS } from '../../contracts/audio.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
-import { SPEECH_FORMATS } from './types.ts';
 
 export const TRANSCRIPT_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];

@@ -1,10 +1,10 @@
+import type { SpeechFormat } from '../../contracts/audio.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
-import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
+import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { resolveModalityModel } from '../models.ts';
 import { speechEndpoint } from './endpoint.ts';
 import { characterCount, charactersLine } from './pricing.ts';
 import type { SpeechRequest } from './request.ts';
-import type { SpeechFormat } from './types.ts';
 
 /** The Content-Type each format is served with, whatever the provider labelled it. */
 export const SPEECH_CONTENT_TYPES: Readonly<Record<SpeechFormat, string>> = {
@@ -53,7 +53,7 @@ export async function createSpeech(
   }
   const characters = characterCount(body.input);
   const line = charactersLine(model, characters);
-  return dispatch(
+  return pricedCall(
     deps,
     context,
     model,

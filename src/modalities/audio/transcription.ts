@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import type { AudioSource } from '../../contracts/audio.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
 import { safeFilename } from '../../files/upload.ts';
 import { contentTypeOf } from '../../media/signed-urls.ts';
 import { fetchRemoteInput, tooLarge } from '../../net/remote-input.ts';
 import { allowPrivateUrls } from '../../net/url-guard.ts';
-import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
+import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { resolveModalityModel } from '../models.ts';
 import { transcriptionsEndpoint } from './endpoint.ts';
 import { audioSecondsLine, billedSeconds, estimatedSeconds, holdSeconds, maxAudioBytes } from './pricing.ts';
 import type { TranscriptFormat } from './request.ts';
 import type { BilledTranscript } from './transcripts.ts';
-import type { AudioSource } from './types.ts';
 import { readHead, wavSeconds } from './wav.ts';
 
 export interface AudioDeps extends ModalityDeps {
@@ -86,7 +86,7 @@ export async function transcribe(
     const header = wavSeconds(await readHead(deps.blobs.read(audio.key)), audio.source.bytes);
     const estimate = estimatedSeconds(audio.source.bytes, header);
     const model = target.model;
-    return await dispatch(
+    return await pricedCall(
       deps,
       context,
       model,

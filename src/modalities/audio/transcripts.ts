@@ -1,5 +1,5 @@
+import type { Transcript, TranscriptSegment } from '../../contracts/audio.ts';
 import type { TranscriptFormat } from './request.ts';
-import type { Transcript, TranscriptSegment } from './types.ts';
 
 /** A transcript as billed: the duration is the provider's, or the gateway's estimate when it reported none. */
 export interface BilledTranscript extends Transcript {

@@ -1,5 +1,6 @@
-import type { ChatDeps } from '../../chat/dispatch.ts';
+import type { ChatDeps } from '../../chat/complete.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
+import type { RequestContext, Served } from '../../pipeline/priced.ts';
 import { countTextTokens } from '../../tokens/count.ts';
 import {
   answeredObject,
@@ -9,7 +10,6 @@ import {
   taskChatModel,
   unusableAnswer,
 } from '../chat-task.ts';
-import type { RequestContext, Served } from '../dispatch.ts';
 import {
   type ClassificationRequest,
   type ClassificationResponse,

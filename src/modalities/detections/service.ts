@@ -1,8 +1,8 @@
-import type { ChatDeps } from '../../chat/dispatch.ts';
-import { dispatch, type RequestContext, type Served } from '../dispatch.ts';
+import { unitLine } from '../../catalog/unit-models.ts';
+import type { ChatDeps } from '../../chat/complete.ts';
+import { pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { decodeImageB64, fetchImage } from '../image-input.ts';
 import { defaultModelId, resolveModalityModel } from '../models.ts';
-import { unitLine } from '../unit-models.ts';
 import { detectionEndpoint, PREFERRED_DETECTION_MODELS } from './endpoint.ts';
 import type { DetectionRequest, DetectionResponse } from './request.ts';
 
@@ -28,7 +28,7 @@ export async function createDetection(
       ? await fetchImage(body.image_url, deps.env, MAX_DETECTION_IMAGE_BYTES, context.signal)
       : decodeImageB64(body.image_b64 ?? '', MAX_DETECTION_IMAGE_BYTES);
   const line = unitLine('images', 1, target.model.prices.perUnitNanos?.image ?? 0n);
-  const served = await dispatch(
+  const served = await pricedCall(
     deps,
     context,
     target.model,

@@ -1,4 +1,4 @@
-import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
+import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { countAll, inputTokensLine, worstCaseTokens } from '../estimate.ts';
 import { resolveModalityModel } from '../models.ts';
 import { float32Base64 } from './base64.ts';
@@ -15,7 +15,7 @@ export async function createEmbeddings(
   const price = target.model.prices.inputNanosPerMillion ?? 0n;
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
   const counted = await countAll(inputs);
-  const served = await dispatch(
+  const served = await pricedCall(
     deps,
     context,
     target.model,

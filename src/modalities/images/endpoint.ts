@@ -1,15 +1,9 @@
 import type { CatalogModel } from '../../catalog/types.ts';
-import { openAiImages } from '../../providers/openai/images.ts';
-import { stabilityImages } from '../../providers/stability/images.ts';
+import type { ImagesAdapter } from '../../contracts/images.ts';
+import { adapterFor } from '../../providers/registry.ts';
 import type { EndpointSpec } from '../models.ts';
 import { hasImagePrice } from './pricing.ts';
 import { rulesOf } from './rules.ts';
-import type { ImagesAdapter } from './types.ts';
-
-const ADAPTERS: Readonly<Record<string, ImagesAdapter>> = {
-  openai: openAiImages,
-  stability: stabilityImages,
-};
 
 /** When `model` is left out: OpenAI's current image model, then the others this gateway can reach. */
 export const PREFERRED_GENERATION_MODELS = [
@@ -24,7 +18,7 @@ export const PREFERRED_EDIT_MODELS = [
 ];
 
 /** An adapter only for models whose options the gateway knows how to check and price. */
-const adapterFor = (model: CatalogModel) => (rulesOf(model) ? ADAPTERS[model.provider] : undefined);
+const imagesAdapter = (model: CatalogModel) => (rulesOf(model) ? adapterFor(model, 'images') : undefined);
 
 const unpriced = (model: CatalogModel) =>
   hasImagePrice(model) ? undefined : 'has no per-image price, so it cannot be billed';
@@ -33,8 +27,8 @@ export const generationsEndpoint: EndpointSpec<ImagesAdapter> = {
   path: '/v1/images/generations',
   modality: 'image',
   adapterOf: (model) =>
-    model.capabilities.includes('image-generation') && adapterFor(model)?.generate
-      ? adapterFor(model)
+    model.capabilities.includes('image-generation') && imagesAdapter(model)?.generate
+      ? imagesAdapter(model)
       : undefined,
   unpriced,
 };
@@ -43,7 +37,9 @@ export const editsEndpoint: EndpointSpec<ImagesAdapter> = {
   path: '/v1/images/edits',
   modality: 'image',
   adapterOf: (model) =>
-    model.capabilities.includes('image-editing') && adapterFor(model)?.edit ? adapterFor(model) : undefined,
+    model.capabilities.includes('image-editing') && imagesAdapter(model)?.edit
+      ? imagesAdapter(model)
+      : undefined,
   unpriced,
 };
 

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { RequestRefused } from '../../contracts/errors.ts';
+import type { ProducedImage } from '../../contracts/images.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
 import type { MediaUrls } from '../../media/signed-urls.ts';
 import { fetchRemoteInput, readAll } from '../../net/remote-input.ts';
 import { allowPrivateUrls } from '../../net/url-guard.ts';
 import { UpstreamError } from '../../providers/errors.ts';
 import type { ResponseFormat } from './rules.ts';
-import type { ProducedImage } from './types.ts';
 
 /** Largest image the gateway takes back from a provider's own URL. */
 const MAX_RESULT_BYTES = 50 * 1024 * 1024;

@@ -1,9 +1,9 @@
-import type { PriceLine } from '../../billing/charge.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
+import type { ProducedImages } from '../../contracts/images.ts';
+import type { PriceLine } from '../../contracts/money.ts';
 import { countTextTokens } from '../../tokens/count.ts';
 import { worstCaseTokens } from '../estimate.ts';
 import type { ImageRules } from './rules.ts';
-import type { ProducedImages } from './types.ts';
 
 const MILLION = 1_000_000n;
 

@@ -1,11 +1,17 @@
 import { endpointOf } from '../../catalog/capabilities.ts';
+import { findModel } from '../../catalog/extra-models.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
+import type {
+  ImageFile,
+  ImageGenerationCall,
+  ImagesAdapter,
+  ProducedImages,
+} from '../../contracts/images.ts';
 import type { BlobStore } from '../../files/blob-store.ts';
 import type { Upload } from '../../files/upload.ts';
 import type { MediaUrls } from '../../media/signed-urls.ts';
+import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { UpstreamError } from '../../providers/errors.ts';
-import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
-import { findModel } from '../extra-models.ts';
 import { defaultModelId, type EndpointSpec, type ModalityTarget, resolveModalityModel } from '../models.ts';
 import {
   editsEndpoint,
@@ -23,7 +29,6 @@ import type {
   ImagesResponse,
 } from './request.ts';
 import { type ImageOptions, type ImageRules, imageOptions, rulesOf } from './rules.ts';
-import type { ImageFile, ImageGenerationCall, ImagesAdapter, ProducedImages } from './types.ts';
 
 export interface ImagesDeps extends ModalityDeps {
   blobs: BlobStore;
@@ -68,7 +73,7 @@ async function serve(
   call: (base: ImageGenerationCall) => Promise<ProducedImages>,
 ): Promise<Served<ImagesResponse>> {
   const pricing = imagePricing(target.model, rules, { prompt, ...options, inputImages });
-  const served = await dispatch(
+  const served = await pricedCall(
     deps,
     context,
     target.model,

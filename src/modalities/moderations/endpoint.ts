@@ -1,13 +1,7 @@
 import type { CatalogModel } from '../../catalog/types.ts';
-import { mistralModerations } from '../../providers/mistral/moderations.ts';
-import { openAiModerations } from '../../providers/openai/moderations.ts';
+import type { ModerationsAdapter } from '../../contracts/modality.ts';
+import { adapterFor } from '../../providers/registry.ts';
 import type { EndpointSpec } from '../models.ts';
-import type { ModerationsAdapter } from '../types.ts';
-
-const ADAPTERS: Readonly<Record<string, ModerationsAdapter>> = {
-  openai: openAiModerations,
-  mistral: mistralModerations,
-};
 
 /** Used when a request names no model, as long as it is reachable; else the first reachable one. */
 export const PREFERRED_MODERATION_MODELS = ['openai/omni-moderation-latest'];
@@ -19,6 +13,6 @@ export const PREFERRED_MODERATION_MODELS = ['openai/omni-moderation-latest'];
 export const moderationsEndpoint: EndpointSpec<ModerationsAdapter> = {
   path: '/v1/moderations',
   modality: 'moderation',
-  adapterOf: (model: CatalogModel) => ADAPTERS[model.provider],
+  adapterOf: (model: CatalogModel) => adapterFor(model, 'moderations'),
   unpriced: () => undefined,
 };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ModerationVerdict } from '../types.ts';
+import type { ModerationVerdict } from '../../contracts/modality.ts';
 
 export const MAX_MODERATION_INPUTS = 2048;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
+import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { countAll, inputTokensLine, worstCaseTokens } from '../estimate.ts';
 import { defaultModelId, resolveModalityModel } from '../models.ts';
 import { moderationsEndpoint, PREFERRED_MODERATION_MODELS } from './endpoint.ts';
@@ -16,7 +16,7 @@ export async function createModerations(
   const price = target.model.prices.inputNanosPerMillion ?? 0n;
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
   const counted = await countAll(inputs);
-  const served = await dispatch(
+  const served = await pricedCall(
     deps,
     context,
     target.model,

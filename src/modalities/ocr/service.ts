@@ -1,12 +1,12 @@
-import type { ChatDeps } from '../../chat/dispatch.ts';
+import { unitLine } from '../../catalog/unit-models.ts';
+import type { ChatDeps } from '../../chat/complete.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
-import { dispatch, type RequestContext, type Served } from '../dispatch.ts';
+import type { OcrDocument } from '../../contracts/ocr.ts';
+import { pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { checkImageUrl, decodeImageB64 } from '../image-input.ts';
 import { defaultModelId, resolveModalityModel } from '../models.ts';
-import { unitLine } from '../unit-models.ts';
 import { ocrEndpoint, PREFERRED_OCR_MODELS } from './endpoint.ts';
 import { MAX_OCR_PAGES, type OcrRequest, type OcrResponse } from './request.ts';
-import type { OcrDocument } from './types.ts';
 
 /** Mistral's limit on a document's size (https://docs.mistral.ai/capabilities/document_ai/basic_ocr). */
 export const MAX_OCR_BYTES = 50 * 1024 * 1024;
@@ -76,7 +76,7 @@ export async function createOcr(
   const target = resolveModalityModel(deps, ocrEndpoint, id);
   const { document, worstPages } = await prepare(deps, body);
   const perPage = target.model.prices.perUnitNanos?.page ?? 0n;
-  const served = await dispatch(
+  const served = await pricedCall(
     deps,
     context,
     target.model,

@@ -1,8 +1,9 @@
 import type { KeyHolder } from '../../accounts/live-state.ts';
-import { priceCharge } from '../../billing/charge.ts';
 import type { Hold, Spending } from '../../billing/spending.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
+import { priceCharge } from '../../contracts/money.ts';
+import { release, reserve, settle } from '../../pipeline/ledger.ts';
 import { audioLine, costOfSeconds, MIN_SLICE_SECONDS, SLICE_SECONDS, secondsCoveredBy } from './pricing.ts';
 
 /** The next slice is reserved when the audio comes this close to the end of what is held. */
@@ -87,7 +88,7 @@ export class AudioHolds {
       const last = index === this.open.length - 1;
       const share = Math.max(0, last ? total - slice.fromMs : Math.min(total, slice.toMs) - slice.fromMs);
       this.queue(() =>
-        share > 0 ? this.settle(slice, share) : this.options.spending.release(slice.hold, reason),
+        share > 0 ? this.settle(slice, share) : release(this.options.spending, slice.hold, reason),
       );
     }
     this.open.length = 0;
@@ -115,16 +116,18 @@ export class AudioHolds {
 
   private async reserveSlice(): Promise<void> {
     const { spending, auth, requestId, tag, unitPrice } = this.options;
-    const hold = await spending.reserve(auth, {
-      requestId,
-      tag,
-      minNanos: costOfSeconds(MIN_SLICE_SECONDS, unitPrice),
-      maxNanos: costOfSeconds(SLICE_SECONDS, unitPrice),
-    });
+    const hold = await reserve(
+      spending,
+      { auth, requestId, tag },
+      {
+        minNanos: costOfSeconds(MIN_SLICE_SECONDS, unitPrice),
+        maxNanos: costOfSeconds(SLICE_SECONDS, unitPrice),
+      },
+    );
     // Slices are whole seconds, so the seconds billed per slice add up to the stream's seconds.
     const ms = secondsCoveredBy(hold.grantedNanos, unitPrice, SLICE_SECONDS) * 1000;
     if (this.finished) {
-      await spending.release(hold, 'cancelled');
+      await release(spending, hold, 'cancelled');
       return;
     }
     this.open.push({ hold, fromMs: this.coveredMs, toMs: this.coveredMs + ms });
@@ -136,14 +139,7 @@ export class AudioHolds {
     const { spending, model, unitPrice, usageReported } = this.options;
     const seconds = Math.ceil(ms / 1000);
     const charge = priceCharge([audioLine(seconds, unitPrice)]);
-    await spending.settle(slice.hold, {
-      actualNanos: charge.chargedNanos,
-      model: model.id,
-      provider: model.provider,
-      charge,
-      usageReported,
-      units: seconds,
-    });
+    await settle(spending, slice.hold, model, { charge, usageReported, units: seconds });
   }
 
   private queue(work: () => Promise<void>): void {

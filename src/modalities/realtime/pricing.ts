@@ -1,5 +1,5 @@
-import { ceilDiv, type PriceLine, priceCharge } from '../../billing/charge.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
+import { ceilDiv, type PriceLine, priceCharge } from '../../contracts/money.ts';
 
 /** Audio one hold covers: reserved ahead, settled once streamed. */
 export const SLICE_SECONDS = 60;

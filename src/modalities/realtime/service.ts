@@ -1,14 +1,10 @@
 import type { WebSocket } from 'ws';
 import type { CatalogModel } from '../../catalog/types.ts';
-import { clientError } from '../../chat/dispatch.ts';
-import type { ModalityDeps, RequestContext } from '../dispatch.ts';
+import type { LiveAdapter } from '../../contracts/realtime.ts';
+import type { ModalityDeps, RequestContext } from '../../pipeline/priced.ts';
+import { clientError } from '../../pipeline/retries.ts';
 import { defaultModelId } from '../models.ts';
-import {
-  type LiveAdapter,
-  PREFERRED_REALTIME_MODELS,
-  realtimeEndpoint,
-  resolveRealtimeModel,
-} from './endpoint.ts';
+import { PREFERRED_REALTIME_MODELS, realtimeEndpoint, resolveRealtimeModel } from './endpoint.ts';
 import { AudioHolds } from './holds.ts';
 import { type PcmFormat, perMillionSeconds, realtimeRate } from './pricing.ts';
 import { PCM_BYTES_PER_SAMPLE, type RealtimeQuery } from './request.ts';

@@ -1,7 +1,7 @@
 import type { RawData, WebSocket } from 'ws';
-import { clientError } from '../../chat/dispatch.ts';
 import { type DescribedError, type DescribeError, RequestRefused } from '../../contracts/errors.ts';
-import type { LiveAdapter } from './endpoint.ts';
+import type { LiveAdapter } from '../../contracts/realtime.ts';
+import { clientError } from '../../pipeline/retries.ts';
 import type { AudioHolds } from './holds.ts';
 import { type PcmFormat, pcmBytesWithin, pcmMs } from './pricing.ts';
 

@@ -1,9 +1,9 @@
+import { SEARCH_UNIT_PRICES } from '../../catalog/extra-models.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
+import type { RerankAdapter, RerankUnit } from '../../contracts/modality.ts';
 import { countTextsAsync } from '../../tokens/count.ts';
 import { worstCaseTokens } from '../estimate.ts';
-import { SEARCH_UNIT_PRICES } from '../extra-models.ts';
-import type { RerankAdapter, RerankUnit } from '../types.ts';
 
 export interface RerankPricing {
   unit: RerankUnit;

@@ -1,7 +1,7 @@
+import type { Reranking } from '../../contracts/modality.ts';
+import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { UpstreamError } from '../../providers/errors.ts';
-import { dispatch, type ModalityDeps, type RequestContext, type Served } from '../dispatch.ts';
 import { defaultModelId, resolveModalityModel } from '../models.ts';
-import type { Reranking } from '../types.ts';
 import { PREFERRED_RERANK_MODELS, rerankEndpoint } from './endpoint.ts';
 import { rerankPricing } from './pricing.ts';
 import type { RerankRequest, RerankResponse } from './request.ts';
@@ -41,7 +41,7 @@ export async function createRerank(
     quantity,
     unitPriceNanosPerMillion: pricing.unitPriceNanosPerMillion,
   });
-  const served = await dispatch(
+  const served = await pricedCall(
     deps,
     context,
     target.model,

@@ -1,11 +1,11 @@
-import type { ChatDeps } from '../../chat/dispatch.ts';
+import { findModel } from '../../catalog/extra-models.ts';
+import { unitLine } from '../../catalog/unit-models.ts';
+import type { ChatDeps } from '../../chat/complete.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
+import { pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { countTextTokensAsync } from '../../tokens/count.ts';
 import { askChatModel, defaultTaskChatModel, taskChatModel, unusableAnswer } from '../chat-task.ts';
-import { dispatch, type RequestContext, type Served } from '../dispatch.ts';
-import { findModel } from '../extra-models.ts';
 import { resolveModalityModel, servable } from '../models.ts';
-import { unitLine } from '../unit-models.ts';
 import { PREFERRED_TRANSLATION_MODELS, translationEndpoint } from './endpoint.ts';
 import type { TranslationRequest, TranslationResponse } from './request.ts';
 
@@ -55,7 +55,7 @@ async function viaTranslationApi(
   const perCharacter = target.model.prices.perUnitNanos?.character ?? 0n;
   // DeepL bills the source text's Unicode code points, which the gateway counts exactly.
   const counted = [...body.text].length;
-  const served = await dispatch(
+  const served = await pricedCall(
     deps,
     context,
     target.model,

@@ -1,7 +1,7 @@
+import type { ChatAdapter, ChatChunk, ReportedUsage, Upstream } from '../../contracts/chat.ts';
 import { UpstreamError } from '../errors.ts';
 import { endpointUrl, postJson } from '../http.ts';
 import { parseSse } from '../sse.ts';
-import type { ChatAdapter, ChatChunk, ReportedUsage, Upstream } from '../types.ts';
 import { toAnthropicRequest } from './request.ts';
 import { FINISH_REASON, fromAnthropicMessage, readAnthropicUsage, usageObject } from './response.ts';
 

@@ -1,4 +1,4 @@
-import type { ChatBody, Upstream } from '../types.ts';
+import type { ChatBody, Upstream } from '../../contracts/chat.ts';
 
 type Block = Record<string, unknown>;
 interface Message {

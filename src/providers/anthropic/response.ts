@@ -1,4 +1,4 @@
-import type { ChatCompletion, ReportedUsage } from '../types.ts';
+import type { ChatCompletion, ReportedUsage } from '../../contracts/chat.ts';
 
 /** Anthropic's stop reasons as chat-completions finish reasons. */
 export const FINISH_REASON: Record<string, string> = {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ModalityUpstream } from '../../modalities/types.ts';
+import type { ModalityUpstream } from '../../contracts/modality.ts';
 
 /**
  * Cohere's native v2 API. Its base URL has no version path (`https://api.cohere.com`); the chat path reaches

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { inBatches } from '../../modalities/batches.ts';
-import { expectCount, parseReply, reportedCount } from '../../modalities/reply.ts';
-import type { EmbeddingsAdapter, EmbeddingsCall } from '../../modalities/types.ts';
+import type { EmbeddingsAdapter, EmbeddingsCall } from '../../contracts/modality.ts';
 import { postJson } from '../http.ts';
+import { inBatches } from '../in-batches.ts';
+import { expectCount, parseReply, reportedCount } from '../reply.ts';
 import { CohereMeta, cohereEndpoint } from './api.ts';
 
 const Reply = z.object({

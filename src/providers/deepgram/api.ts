@@ -1,4 +1,4 @@
-import type { ModalityUpstream } from '../../modalities/types.ts';
+import type { ModalityUpstream } from '../../contracts/modality.ts';
 
 /**
  * Deepgram's API. Its base URL has no version path (`https://api.deepgram.com`); a DEEPGRAM_BASE_URL given with

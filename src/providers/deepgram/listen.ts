@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { TranscriptionAdapter, TranscriptSegment } from '../../modalities/audio/types.ts';
-import { parseReply } from '../../modalities/reply.ts';
+import type { TranscriptionAdapter, TranscriptSegment } from '../../contracts/audio.ts';
 import { postBody } from '../post-body.ts';
+import { parseReply } from '../reply.ts';
 import { deepgramEndpoint, deepgramError } from './api.ts';
 
 const Word = z.object({

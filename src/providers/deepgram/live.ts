@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
-import type { ModalityUpstream } from '../../modalities/types.ts';
+import type { ModalityUpstream } from '../../contracts/modality.ts';
+import type { LiveAdapter, LiveMessage, LiveOptions } from '../../contracts/realtime.ts';
 import { failureOf, UpstreamError } from '../errors.ts';
 import { deepgramEndpoint } from './api.ts';
 
@@ -13,20 +14,6 @@ import { deepgramEndpoint } from './api.ts';
  * mid-stream is a close frame (1008 for audio it cannot decode, 1011 for its own failures and for a stream that sent
  * no audio for 10 s) with the reason as its text.
  */
-
-export interface LiveOptions {
-  encoding?: string;
-  sampleRate?: number;
-  channels?: number;
-  interimResults?: boolean;
-  language?: string;
-}
-
-/** What the gateway reads from a server message; the message itself is relayed to the client unchanged. */
-export type LiveMessage =
-  | { type: 'Results'; endMs: number; isFinal: boolean }
-  | { type: 'Metadata'; durationMs: number }
-  | { type: 'other' };
 
 /** The listen URL as a ws(s) address (the base URL may be given as http(s) or ws(s)). */
 export function listenUrl(upstream: ModalityUpstream, options: LiveOptions): string {
@@ -110,3 +97,10 @@ export function closeFailure(code: number, reason: string): UpstreamError {
   const text = `closed the stream (${code}${reason ? ` ${reason}` : ''})`;
   return new UpstreamError(code === 1008 ? 'client' : 'server', text, code);
 }
+
+export const deepgramLive: LiveAdapter = {
+  open: openLive,
+  parse: parseLiveMessage,
+  closeFailure,
+  closeMessage: JSON.stringify({ type: 'CloseStream' }),
+};

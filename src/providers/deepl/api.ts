@@ -1,4 +1,4 @@
-import type { ModalityUpstream } from '../../modalities/types.ts';
+import type { ModalityUpstream } from '../../contracts/modality.ts';
 import { endpointUrl } from '../http.ts';
 
 /**

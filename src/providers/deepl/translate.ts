@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parseReply, reportedCount } from '../../modalities/reply.ts';
-import type { TranslationAdapter } from '../../modalities/translations/types.ts';
+import type { TranslationAdapter } from '../../contracts/translations.ts';
 import { UpstreamError } from '../errors.ts';
 import { postJson } from '../http.ts';
+import { parseReply, reportedCount } from '../reply.ts';
 import { deeplEndpoint } from './api.ts';
 
 const Reply = z.object({

@@ -1,4 +1,4 @@
-import type { ModalityUpstream } from '../../modalities/types.ts';
+import type { ModalityUpstream } from '../../contracts/modality.ts';
 
 /**
  * ElevenLabs' API. Its base URL has no version path (`https://api.elevenlabs.io`); an ELEVENLABS_BASE_URL given

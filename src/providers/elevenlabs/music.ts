@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { JobAdapter } from '../../jobs/types.ts';
+import type { JobAdapter } from '../../contracts/jobs.ts';
 import { endpointUrl, postJson } from '../http.ts';
 
 /** ElevenLabs composes 3 s to 5 min; the gateway asks for 30 s unless told. */
@@ -16,6 +16,7 @@ export function musicSeconds(duration: number | undefined): number {
  * documents for prompt-only composition.
  */
 export const elevenLabsMusic: JobAdapter = {
+  heldUnits: (input) => musicSeconds(input.duration),
   async submit(call) {
     const { input, upstream } = call;
     const seconds = musicSeconds(input.duration);

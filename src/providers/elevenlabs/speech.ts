@@ -1,4 +1,4 @@
-import type { SpeechAdapter, SpeechFormat } from '../../modalities/audio/types.ts';
+import type { SpeechAdapter, SpeechFormat } from '../../contracts/audio.ts';
 import { postBody } from '../post-body.ts';
 import { elevenLabsEndpoint, elevenLabsError } from './api.ts';
 

@@ -1,7 +1,7 @@
+import type { ChatAdapter, ChatCall } from '../../contracts/chat.ts';
 import { UpstreamError } from '../errors.ts';
 import { endpointUrl, postJson, type UpstreamRequest } from '../http.ts';
 import { parseSse } from '../sse.ts';
-import type { ChatAdapter, ChatCall } from '../types.ts';
 import { toGeminiRequest } from './request.ts';
 import { fromGeminiResponse } from './response.ts';
 import { googleRetryDelayMs } from './retry-info.ts';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { inBatches } from '../../modalities/batches.ts';
-import { expectCount, parseReply } from '../../modalities/reply.ts';
-import type { EmbeddingsAdapter, EmbeddingsCall } from '../../modalities/types.ts';
+import type { EmbeddingsAdapter, EmbeddingsCall } from '../../contracts/modality.ts';
 import { endpointUrl, postJson } from '../http.ts';
+import { inBatches } from '../in-batches.ts';
+import { expectCount, parseReply } from '../reply.ts';
 import { googleRetryDelayMs } from './retry-info.ts';
 
 const Reply = z.object({ embeddings: z.array(z.object({ values: z.array(z.number()) })) });

@@ -1,4 +1,4 @@
-import type { ChatBody, Upstream } from '../types.ts';
+import type { ChatBody, Upstream } from '../../contracts/chat.ts';
 import { toGeminiContents } from './contents.ts';
 import { toGeminiSchema } from './schema.ts';
 

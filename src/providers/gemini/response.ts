@@ -1,4 +1,4 @@
-import type { ChatCompletion, ReportedUsage } from '../types.ts';
+import type { ChatCompletion, ReportedUsage } from '../../contracts/chat.ts';
 import type { GeminiPart, GeminiResponse, GeminiUsage } from './types.ts';
 
 /** Gemini's finish reasons as chat-completions ones; the rest (OTHER, LANGUAGE, ...) read as 'stop'. */

@@ -1,5 +1,5 @@
+import type { ChatChunk, ReportedUsage } from '../../contracts/chat.ts';
 import { UpstreamError } from '../errors.ts';
-import type { ChatChunk, ReportedUsage } from '../types.ts';
 import { finishReason, readGeminiUsage, toolCall, usageObject } from './response.ts';
 import type { GeminiResponse, GeminiUsage } from './types.ts';
 

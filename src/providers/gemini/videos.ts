@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import type { JobAdapter, JobCall, Poll } from '../../jobs/types.ts';
-import { parseReply } from '../../modalities/reply.ts';
+import type { JobAdapter, JobCall, Poll } from '../../contracts/jobs.ts';
 import { fetchRemoteInput, readAll } from '../../net/remote-input.ts';
 import { endpointUrl, getUpstream, postJson } from '../http.ts';
+import { parseReply } from '../reply.ts';
 import { googleRetryDelayMs } from './retry-info.ts';
 
 const Operation = z.object({
@@ -36,6 +36,7 @@ const headers = (call: JobCall) => ({ 'x-goog-api-key': call.upstream.apiKey });
  * host, with the key).
  */
 export const veoVideos: JobAdapter = {
+  heldUnits: (input) => veoSeconds(input.duration),
   async submit(call) {
     const { input, upstream } = call;
     const instance: Record<string, unknown> = { prompt: input.prompt };

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { DetectionAdapter } from '../../modalities/detections/types.ts';
-import { parseReply } from '../../modalities/reply.ts';
+import type { DetectionAdapter } from '../../contracts/detections.ts';
 import { UpstreamError } from '../errors.ts';
 import { postJson } from '../http.ts';
+import { parseReply } from '../reply.ts';
 import { visionEndpoint } from './api.ts';
 
 // proto3 JSON leaves out fields at their default: a vertex on the left or top edge comes without `x` or `y`.

@@ -1,5 +1,5 @@
+import type { ChatAdapter, ChatCompletion, ReportedUsage } from '../../contracts/chat.ts';
 import type { ChatMessageLike } from '../../tokens/count.ts';
-import type { ChatAdapter, ChatCompletion, ReportedUsage } from '../types.ts';
 import { echoChat, echoChunks } from './echo.ts';
 
 function usageOf(result: Awaited<ReturnType<typeof echoChat>>): ReportedUsage {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { JobAdapter, JobCall, Poll } from '../../jobs/types.ts';
-import { parseReply } from '../../modalities/reply.ts';
+import type { JobAdapter, JobCall, Poll } from '../../contracts/jobs.ts';
 import { guardedFetch } from '../../net/url-guard.ts';
 import { UpstreamError } from '../errors.ts';
 import { endpointUrl, getUpstream, postJson } from '../http.ts';
+import { parseReply } from '../reply.ts';
 
 const Created = z.object({ result: z.string() });
 const Task = z.object({
@@ -13,6 +13,9 @@ const Task = z.object({
   task_error: z.object({ message: z.string().optional() }).nullable().optional(),
 });
 
+/** Meshy's API root; MESHY_BASE_URL replaces it. */
+export const MESHY_BASE_URL = 'https://api.meshy.ai';
+
 const auth = (call: JobCall) => ({ authorization: `Bearer ${call.upstream.apiKey}` });
 
 /**
@@ -21,6 +24,7 @@ const auth = (call: JobCall) => ({ authorization: `Bearer ${call.upstream.apiKey
  * URL guard since it is not the API's own origin).
  */
 export const meshyTextTo3d: JobAdapter = {
+  heldUnits: () => 1,
   async submit(call) {
     const { input, upstream } = call;
     const response = await postJson({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { expectCount, parseReply, reportedCount } from '../../modalities/reply.ts';
-import type { ModerationsAdapter, ModerationVerdict } from '../../modalities/types.ts';
+import type { ModerationsAdapter, ModerationVerdict } from '../../contracts/modality.ts';
 import { endpointUrl, postJson } from '../http.ts';
+import { expectCount, parseReply, reportedCount } from '../reply.ts';
 
 const Reply = z.object({
   id: z.string().optional(),

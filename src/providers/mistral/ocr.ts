@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { OcrAdapter } from '../../modalities/ocr/types.ts';
-import { parseReply, reportedCount } from '../../modalities/reply.ts';
+import type { OcrAdapter } from '../../contracts/ocr.ts';
 import { endpointUrl, postJson } from '../http.ts';
+import { parseReply, reportedCount } from '../reply.ts';
 
 const Reply = z.object({
   pages: z.array(z.object({ index: z.number().int().nonnegative(), markdown: z.string() })),

@@ -1,9 +1,9 @@
 import { FormData } from 'undici';
 import { z } from 'zod';
-import type { SpeechAdapter, TranscriptionAdapter } from '../../modalities/audio/types.ts';
-import { parseReply } from '../../modalities/reply.ts';
+import type { SpeechAdapter, TranscriptionAdapter } from '../../contracts/audio.ts';
 import { endpointUrl } from '../http.ts';
 import { postBody } from '../post-body.ts';
+import { parseReply } from '../reply.ts';
 
 /** Whisper models (OpenAI's whisper-1, Groq's whisper-large-v3*) answer verbose_json; the gpt-4o ones json or text. */
 const hasTimestamps = (model: string) => /whisper/i.test(model);

@@ -1,7 +1,7 @@
+import type { ChatAdapter, ChatChunk, ChatCompletion, Upstream } from '../../contracts/chat.ts';
 import { UpstreamError } from '../errors.ts';
 import { endpointUrl, postJson } from '../http.ts';
 import { parseSse } from '../sse.ts';
-import type { ChatAdapter, ChatChunk, ChatCompletion, Upstream } from '../types.ts';
 import { toOpenAiRequest } from './request.ts';
 import { readOpenAiUsage } from './usage.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { inInputOrder, parseReply, reportedCount } from '../../modalities/reply.ts';
-import type { EmbeddingsAdapter } from '../../modalities/types.ts';
+import type { EmbeddingsAdapter } from '../../contracts/modality.ts';
 import { endpointUrl, postJson } from '../http.ts';
+import { inInputOrder, parseReply, reportedCount } from '../reply.ts';
 
 const Reply = z.object({
   data: z.array(z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number()) })),

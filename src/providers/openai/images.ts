@@ -1,10 +1,10 @@
 import { FormData } from 'undici';
 import { z } from 'zod';
-import type { ImageGenerationCall, ImagesAdapter, ProducedImages } from '../../modalities/images/types.ts';
-import { parseReply, reportedCount } from '../../modalities/reply.ts';
+import type { ImageGenerationCall, ImagesAdapter, ProducedImages } from '../../contracts/images.ts';
 import { UpstreamError } from '../errors.ts';
 import { postForm } from '../form-post.ts';
 import { endpointUrl, postJson, type UpstreamResponse } from '../http.ts';
+import { parseReply, reportedCount } from '../reply.ts';
 
 const Reply = z.object({
   data: z.array(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { expectCount, parseReply } from '../../modalities/reply.ts';
-import type { ModerationsAdapter } from '../../modalities/types.ts';
+import type { ModerationsAdapter } from '../../contracts/modality.ts';
 import { endpointUrl, postJson } from '../http.ts';
+import { expectCount, parseReply } from '../reply.ts';
 
 const Reply = z.object({
   id: z.string().optional(),

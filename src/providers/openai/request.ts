@@ -1,4 +1,4 @@
-import type { ChatBody, Upstream } from '../types.ts';
+import type { ChatBody, Upstream } from '../../contracts/chat.ts';
 
 /** Fields only the gateway understands; never sent upstream. */
 const GATEWAY_FIELDS = ['cache', 'webhook_url', 'baseline_model', 'models'] as const;

@@ -1,4 +1,4 @@
-import type { ReportedUsage } from '../types.ts';
+import type { ReportedUsage } from '../../contracts/chat.ts';
 
 interface OpenAiUsage {
   prompt_tokens?: unknown;

@@ -5,10 +5,10 @@ import type {
   ImagesAdapter,
   ProducedImage,
   ProducedImages,
-} from '../../modalities/images/types.ts';
-import { parseReply } from '../../modalities/reply.ts';
+} from '../../contracts/images.ts';
 import { postForm } from '../form-post.ts';
 import type { UpstreamResponse } from '../http.ts';
+import { parseReply } from '../reply.ts';
 
 /** Stability AI's REST API; STABILITY_BASE_URL replaces it (no version path: the paths carry `/v2beta`). */
 export const STABILITY_BASE_URL = 'https://api.stability.ai';

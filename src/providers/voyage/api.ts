@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ModalityUpstream } from '../../modalities/types.ts';
+import type { ModalityUpstream } from '../../contracts/modality.ts';
 import { endpointUrl } from '../http.ts';
 
 /** Voyage AI's API; like OpenAI's, its base URL includes the version path. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { inInputOrder, parseReply, reportedCount } from '../../modalities/reply.ts';
-import type { EmbeddingsAdapter } from '../../modalities/types.ts';
+import type { EmbeddingsAdapter } from '../../contracts/modality.ts';
 import { postJson } from '../http.ts';
+import { inInputOrder, parseReply, reportedCount } from '../reply.ts';
 import { VoyageUsage, voyageEndpoint } from './api.ts';
 
 const Reply = z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { parseReply, reportedCount } from '../../modalities/reply.ts';
-import type { RerankAdapter } from '../../modalities/types.ts';
+import type { RerankAdapter } from '../../contracts/modality.ts';
 import { postJson } from '../http.ts';
+import { parseReply, reportedCount } from '../reply.ts';
 import { VoyageUsage, voyageEndpoint } from './api.ts';
 
 const Reply = z.object({

@@ -9,7 +9,7 @@ import { SpeechRequest } from '../../../modalities/audio/request.ts';
 import { createSpeech } from '../../../modalities/audio/speech.ts';
 import { type AudioDeps, transcribe } from '../../../modalities/audio/transcription.ts';
 import { renderTranscript } from '../../../modalities/audio/transcripts.ts';
-import { requestContext, servedHeaders } from '../../../modalities/http.ts';
+import { callContext, servedHeaders } from '../../served.ts';
 import { receiveMultipart } from '../../uploads.ts';
 
 export const audioRoutes =
@@ -17,7 +17,7 @@ export const audioRoutes =
   async (app) => {
     // Multipart or JSON: the body is read and checked by receiveTranscription, not by a route schema.
     app.post('/audio/transcriptions', async (request, reply) => {
-      const context = requestContext(request, reply, live);
+      const context = callContext(request, reply, live);
       const received = await receiveTranscription(request, deps.blobs, deps.env, receiveMultipart);
       try {
         // `async: true` or a `webhook_url`: the audio is copied into the job and the upload discarded as usual.
@@ -35,7 +35,7 @@ export const audioRoutes =
     });
 
     app.post('/audio/speech', { schema: { body: SpeechRequest } }, async (request, reply) => {
-      const served = await createSpeech(deps, requestContext(request, reply, live), request.body);
+      const served = await createSpeech(deps, callContext(request, reply, live), request.body);
       servedHeaders(reply, served);
       // Billed already; the provider's bytes go on to the client as they arrive.
       return reply.type(served.result.contentType).send(Readable.from(served.result.audio));

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
-import type { ChatDeps } from '../../../chat/dispatch.ts';
+import type { ChatDeps } from '../../../chat/complete.ts';
 import { DetectionRequest } from '../../../modalities/detections/request.ts';
 import { createDetection } from '../../../modalities/detections/service.ts';
-import { requestContext, servedHeaders } from '../../../modalities/http.ts';
+import { callContext, servedHeaders } from '../../served.ts';
 
 export const detectionsRoutes =
   (deps: ChatDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
@@ -12,7 +12,7 @@ export const detectionsRoutes =
       '/detections',
       { schema: { body: DetectionRequest }, bodyLimit: 12 * 1024 * 1024 },
       async (request, reply) => {
-        const served = await createDetection(deps, requestContext(request, reply, live), request.body);
+        const served = await createDetection(deps, callContext(request, reply, live), request.body);
         servedHeaders(reply, served);
         return served.result;
       },

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
-import { requestContext, servedHeaders } from '../../../modalities/http.ts';
 import { MAX_IMAGE_UPLOAD_BYTES, uploadKey } from '../../../modalities/images/inputs.ts';
 import {
   ImageEditFormFields,
@@ -10,6 +9,7 @@ import {
   parseBody,
 } from '../../../modalities/images/request.ts';
 import { createImages, editImages, type ImagesDeps } from '../../../modalities/images/service.ts';
+import { callContext, servedHeaders } from '../../served.ts';
 import { receiveMultipart } from '../../uploads.ts';
 
 /** A JSON edit carries its image as base64: room for a 25 MB image (4/3 larger encoded) and a small mask. */
@@ -19,14 +19,14 @@ export const imagesRoutes =
   (deps: ImagesDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
   async (app) => {
     app.post('/images/generations', { schema: { body: ImageGenerationRequest } }, async (request, reply) => {
-      const served = await createImages(deps, requestContext(request, reply, live), request.body);
+      const served = await createImages(deps, callContext(request, reply, live), request.body);
       servedHeaders(reply, served);
       return served.result;
     });
 
     // JSON or multipart/form-data, so the body is checked here rather than by a route schema.
     app.post('/images/edits', { bodyLimit: JSON_EDIT_BODY_LIMIT }, async (request, reply) => {
-      const context = requestContext(request, reply, live);
+      const context = callContext(request, reply, live);
       if (!request.isMultipart()) {
         const body = parseBody(ImageEditJsonRequest, request.body);
         const served = await editImages(deps, context, body, { json: body });

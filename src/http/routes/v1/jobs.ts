@@ -10,7 +10,7 @@ import { type JobsDeps, submitJob } from '../../../jobs/service.ts';
 import { jobView } from '../../../jobs/view.ts';
 import { latest } from '../../../jobs/worker.ts';
 import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, type MediaUrls } from '../../../media/signed-urls.ts';
-import { requestContext } from '../../../modalities/http.ts';
+import { callContext } from '../../served.ts';
 
 export interface JobRouteDeps extends JobsDeps {
   media: MediaUrls;
@@ -40,7 +40,7 @@ export const jobRoutes =
         kind.path.replace(/^\/v1/, ''),
         { schema: { body: AsyncJobRequest } },
         async (request, reply) => {
-          const accepted = await submitJob(deps, requestContext(request, reply, live), kind, request.body);
+          const accepted = await submitJob(deps, callContext(request, reply, live), kind, request.body);
           return reply.code(202).send(accepted);
         },
       );

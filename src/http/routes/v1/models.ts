@@ -5,7 +5,8 @@ import { ModelRecord, modelRecord } from '../../../catalog/record.ts';
 import { SchemaBlock, schemaBlock } from '../../../catalog/schema-block.ts';
 import { type Catalog, type CatalogModel, MODALITIES } from '../../../catalog/types.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
-import { endpointDefault } from '../../../modalities/defaults.ts';
+import { isServable } from '../../../modalities/availability.ts';
+import { endpointDefault } from './model-defaults.ts';
 
 const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelRecord) });
 const ModelDetail = ModelRecord.extend({ schema: SchemaBlock });
@@ -41,7 +42,7 @@ export const modelRoutes =
       return model;
     };
     const detail = (model: CatalogModel) => ({
-      ...modelRecord(model, env),
+      ...modelRecord(model, isServable(model, env)),
       schema: schemaBlock(model, publicBaseUrl()),
     });
 
@@ -55,7 +56,7 @@ export const modelRoutes =
       },
       async (request) => ({
         object: 'list' as const,
-        data: catalog.list(request.query).map((m) => modelRecord(m, env)),
+        data: catalog.list(request.query).map((m) => modelRecord(m, isServable(m, env))),
       }),
     );
 

@@ -3,10 +3,11 @@ import type { WebSocket } from 'ws';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
-import type { ModalityDeps } from '../../../modalities/dispatch.ts';
 import { RealtimeQuery } from '../../../modalities/realtime/request.ts';
 import { prepareStream } from '../../../modalities/realtime/service.ts';
 import { RealtimeSession } from '../../../modalities/realtime/session.ts';
+import { modelHeaders } from '../../../pipeline/headers.ts';
+import type { ModalityDeps } from '../../../pipeline/priced.ts';
 import { describeError } from '../../errors.ts';
 
 /** How long the provider may take, after the stream is closed, to send its last results and summary. */
@@ -41,10 +42,7 @@ export const realtimeRoutes =
         const prepared = await prepareStream(deps, context, request.query, log);
         let client: WebSocket;
         try {
-          client = await app.webSockets.accept(request, reply, {
-            'x-model': prepared.model.id,
-            'x-provider': prepared.model.provider,
-          });
+          client = await app.webSockets.accept(request, reply, modelHeaders(prepared.model));
         } catch {
           prepared.upstream.terminate();
           await prepared.holds.finish(0);

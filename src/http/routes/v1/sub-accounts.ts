@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Sql } from '../../../../projections/types.ts';
 import type { SubAccounts } from '../../../accounts/sub-accounts.ts';
-import { nanosToCents } from '../../../billing/charge.ts';
+import { nanosToCents } from '../../../contracts/money.ts';
 import { currentMonth, Month, usageRows } from './usage.ts';
 
 const Id = z.object({ id: z.string().min(1) });

@@ -4,7 +4,7 @@ import { monthOf } from '../../../../events/budget.ts';
 import type { Sql } from '../../../../projections/types.ts';
 import { usageBy } from '../../../../projections/usage/index.ts';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
-import { nanosToCents } from '../../../billing/charge.ts';
+import { nanosToCents } from '../../../contracts/money.ts';
 
 export const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a month as YYYY-MM');
 export const currentMonth = () => monthOf(new Date());

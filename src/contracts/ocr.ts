@@ -1,4 +1,4 @@
-import type { ModalityCall } from '../types.ts';
+import type { ModalityCall } from './modality.ts';
 
 /** What the provider reads: a URL it fetches itself, or the bytes as a `data:` URL; a document or an image. */
 export interface OcrDocument {

@@ -1,4 +1,4 @@
-import type { Embeddings } from './types.ts';
+import type { Embeddings } from '../contracts/modality.ts';
 
 /**
  * Embeds in consecutive batches of at most `size` texts, for providers that cap a request below the API's 2,048

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { UpstreamError } from '../providers/errors.ts';
-import type { UpstreamResponse } from '../providers/http.ts';
+import { UpstreamError } from './errors.ts';
+import type { UpstreamResponse } from './http.ts';
 
 /**
  * A provider's 2xx body, checked against the part of its documented shape the gateway relies on. A body that does

@@ -1,21 +1,24 @@
-import type { Catalog } from '../catalog/types.ts';
-import { JOB_KINDS, type JobKind } from '../jobs/kinds.ts';
-import { jobEndpoint } from '../jobs/service.ts';
-import { defaultTaskChatModel } from './chat-task.ts';
-import { detectionEndpoint, PREFERRED_DETECTION_MODELS } from './detections/endpoint.ts';
-import { findModel } from './extra-models.ts';
+import { findModel } from '../../../catalog/extra-models.ts';
+import type { Catalog } from '../../../catalog/types.ts';
+import { JOB_KINDS, type JobKind } from '../../../jobs/kinds.ts';
+import { jobEndpoint } from '../../../jobs/service.ts';
+import { defaultTaskChatModel } from '../../../modalities/chat-task.ts';
+import { detectionEndpoint, PREFERRED_DETECTION_MODELS } from '../../../modalities/detections/endpoint.ts';
 import {
   editsEndpoint,
   generationsEndpoint,
   PREFERRED_EDIT_MODELS,
   PREFERRED_GENERATION_MODELS,
-} from './images/endpoint.ts';
-import { defaultModelId, type EndpointSpec, servable } from './models.ts';
-import { moderationsEndpoint, PREFERRED_MODERATION_MODELS } from './moderations/endpoint.ts';
-import { ocrEndpoint, PREFERRED_OCR_MODELS } from './ocr/endpoint.ts';
-import { PREFERRED_REALTIME_MODELS, realtimeEndpoint } from './realtime/endpoint.ts';
-import { PREFERRED_RERANK_MODELS, rerankEndpoint } from './rerank/endpoint.ts';
-import { defaultTranslationModel } from './translations/service.ts';
+} from '../../../modalities/images/endpoint.ts';
+import { defaultModelId, type EndpointSpec, servable } from '../../../modalities/models.ts';
+import {
+  moderationsEndpoint,
+  PREFERRED_MODERATION_MODELS,
+} from '../../../modalities/moderations/endpoint.ts';
+import { ocrEndpoint, PREFERRED_OCR_MODELS } from '../../../modalities/ocr/endpoint.ts';
+import { PREFERRED_REALTIME_MODELS, realtimeEndpoint } from '../../../modalities/realtime/endpoint.ts';
+import { PREFERRED_RERANK_MODELS, rerankEndpoint } from '../../../modalities/rerank/endpoint.ts';
+import { defaultTranslationModel } from '../../../modalities/translations/service.ts';
 
 interface Source {
   catalog: Catalog;

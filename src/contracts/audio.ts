@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { ModalityCall } from '../types.ts';
+import type { ModalityCall } from './modality.ts';
 
 /**
  * The contract between the audio endpoints and their provider adapters, in neutral shapes: adapters speak their

@@ -1,6 +1,6 @@
-import { dollarsPerMillion } from '../billing/charge.ts';
-import type { CapabilityId } from '../catalog/capabilities.ts';
-import type { CatalogModel, Modality } from '../catalog/types.ts';
+import { dollarsPerMillion } from '../contracts/money.ts';
+import type { CapabilityId } from './capabilities.ts';
+import type { CatalogModel, Modality } from './types.ts';
 
 /** A model the price list lacks, billed in a unit other than tokens. */
 export interface UnitPricedModel {

@@ -1,5 +1,5 @@
-import { dollarsPerMillion } from '../../billing/charge.ts';
-import type { CatalogModel } from '../../catalog/types.ts';
+import { dollarsPerMillion } from '../../contracts/money.ts';
+import type { CatalogModel } from '../types.ts';
 
 /**
  * Image models priced per image (`prices.perUnitNanos`, nano-dollars per ONE image), keyed `image:<WxH>:<quality>`

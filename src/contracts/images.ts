@@ -1,4 +1,4 @@
-import type { ModalityCall } from '../types.ts';
+import type { ModalityCall } from './modality.ts';
 
 /**
  * The contract between the images endpoints and the provider adapters. The request's options arrive already

@@ -1,5 +1,5 @@
-import type { CapabilityId } from '../../catalog/capabilities.ts';
-import type { CatalogModel } from '../../catalog/types.ts';
+import type { CapabilityId } from '../capabilities.ts';
+import type { CatalogModel } from '../types.ts';
 import { unitPricedModel } from '../unit-models.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { ModalityCall } from '../types.ts';
+import type { ModalityCall } from './modality.ts';
 
 export interface TranslateCall extends ModalityCall {
   text: string;

@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { BlobStore } from '../files/blob-store.ts';
-import type { ModalityUpstream } from '../modalities/types.ts';
+import type { ModalityUpstream } from './modality.ts';
 
 /** What a job asks for, validated (the AsyncJobRequest of the API, or a transcription's audio). */
 export interface JobInput {
@@ -21,6 +20,13 @@ export interface JobInput {
   language?: string;
 }
 
+/** The part of the blob store a job's adapter reads its stored inputs through (the files service implements it). */
+export interface JobBlobs {
+  read(key: string): Readable;
+  blob(key: string, type?: string): Promise<Blob>;
+  remove(key: string): Promise<void>;
+}
+
 export interface JobCall {
   upstream: ModalityUpstream;
   input: JobInput;
@@ -28,7 +34,7 @@ export interface JobCall {
   /** Whether URLs the provider hands back may point at private addresses (tests). */
   allowPrivateUrls: boolean;
   /** Stored inputs (a transcription's audio). */
-  blobs: BlobStore;
+  blobs: JobBlobs;
 }
 
 /** A finished job's output: a file to store, or a structured result (a transcript), and what it is billed as. */
@@ -53,6 +59,8 @@ export type Poll =
  * poll it by the provider's id. `cancel` is best effort.
  */
 export interface JobAdapter {
+  /** Units the request will use at most, by the provider's own rounding (Veo renders 4, 6 or 8 seconds): the hold. */
+  heldUnits(input: JobInput): number;
   submit(call: JobCall): Promise<Submission>;
   poll?(call: JobCall, providerJobId: string): Promise<Poll>;
   cancel?(call: JobCall, providerJobId: string): Promise<void>;

@@ -1,4 +1,4 @@
-import type { CatalogModel } from '../../catalog/types.ts';
+import type { CatalogModel } from '../types.ts';
 import { unitPricedModel } from '../unit-models.ts';
 
 /**

@@ -1,5 +1,5 @@
-import type { CatalogModel } from '../catalog/types.ts';
-import { type UnitPricedModel, unitPricedModel } from '../modalities/unit-models.ts';
+import type { CatalogModel } from '../types.ts';
+import { type UnitPricedModel, unitPricedModel } from '../unit-models.ts';
 
 const VEO_PRICES = 'https://ai.google.dev/gemini-api/docs/pricing';
 

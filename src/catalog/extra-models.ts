@@ -1,7 +1,7 @@
-import { dollarsPerMillion } from '../billing/charge.ts';
-import type { CapabilityId } from '../catalog/capabilities.ts';
-import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
+import { dollarsPerMillion } from '../contracts/money.ts';
+import type { CapabilityId } from './capabilities.ts';
 import { endpointModels } from './endpoint-models.ts';
+import type { Catalog, CatalogModel, Modality } from './types.ts';
 
 /**
  * Moderation and rerank models the price list (genai-prices) does not carry, priced from each provider's published

@@ -1,9 +1,9 @@
-import type { CatalogModel } from '../catalog/types.ts';
-import { jobModels } from '../jobs/models.ts';
-import { audioModels } from './audio/models.ts';
-import { detectionModels } from './detections/models.ts';
-import { imageModels } from './images/models.ts';
-import { translationModels } from './translations/models.ts';
+import { audioModels } from './per-unit/audio.ts';
+import { detectionModels } from './per-unit/detections.ts';
+import { imageModels } from './per-unit/images.ts';
+import { jobModels } from './per-unit/jobs.ts';
+import { translationModels } from './per-unit/translations.ts';
+import type { CatalogModel } from './types.ts';
 
 /**
  * Models of the media endpoints (images, audio, video, 3D, translation, detection, OCR) that the price list does

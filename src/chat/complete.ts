@@ -1,0 +1,145 @@
+import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
+import type { Discount } from '../contracts/money.ts';
+import { meteredCall, type Plan, serve } from '../pipeline/call.ts';
+import { MeteredStream, type Opened, type StreamMeter } from '../pipeline/stream.ts';
+import type { CallContext, Outcome, PipelineDeps } from '../pipeline/types.ts';
+import { UpstreamError } from '../providers/errors.ts';
+import { type ChatTarget, resolveChatModel } from './models.ts';
+import type { ChatCompletionRequest } from './request.ts';
+import { chatBill, type PreparedChat, prepareChat } from './service.ts';
+
+export interface ChatDeps extends PipelineDeps {
+  /** Per-model fallbacks from the config file, used when a request gives no `models` of its own. */
+  fallbacks: Record<string, string[]>;
+}
+
+/** One item of a chat stream: a chunk, and the usage when the provider reports it there. */
+export interface ChatItem {
+  chunk: ChatChunk;
+  usage?: ReportedUsage;
+}
+
+/**
+ * The models to try, in order: `model`, then the fallbacks of `models` (as OpenRouter takes them), or else the
+ * fallbacks configured for the model.
+ */
+function candidates(deps: ChatDeps, body: ChatCompletionRequest): ChatTarget[] {
+  const given = Array.isArray(body.models)
+    ? body.models.filter((m): m is string => typeof m === 'string')
+    : [];
+  // Own properties only: a model named `constructor` must not find Object.prototype's.
+  const configured =
+    body.model !== undefined && Object.hasOwn(deps.fallbacks, body.model)
+      ? deps.fallbacks[body.model]
+      : undefined;
+  const fallbacks = given.length > 0 || body.model === undefined ? given : (configured ?? []);
+  const ids = [...new Set([...(body.model === undefined ? [] : [body.model]), ...fallbacks])];
+  return (ids.length > 0 ? ids : [undefined]).map((id) =>
+    resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, id),
+  );
+}
+
+/**
+ * A chat request as the pipeline runs it: the model and its fallbacks, each held for its worst case (the input,
+ * and the output limit for every choice), and the call the feature makes on the one that serves.
+ */
+export function chatPlan<T>(
+  deps: ChatDeps,
+  context: CallContext,
+  body: ChatCompletionRequest,
+  call: (target: ChatTarget, prepared: PreparedChat) => Promise<T>,
+  discount: Discount = 'none',
+): Plan<ChatTarget, PreparedChat, T> {
+  return {
+    candidates: candidates(deps, body),
+    reserve: (target) => prepareChat(deps.spending, context, target.model, body, discount),
+    call,
+  };
+}
+
+/** A chat call's outcome always carries the tokens billed: the provider's, or the gateway's estimate. */
+export type ChatOutcome = Outcome & { usage: ReportedUsage };
+
+export function chatOutcome(outcome: Outcome): ChatOutcome {
+  if (!outcome.usage) throw new Error('a chat charge without its tokens');
+  return { ...outcome, usage: outcome.usage };
+}
+
+function upstreamBody(body: ChatCompletionRequest, prepared: PreparedChat) {
+  const { max_completion_tokens: _ignored, ...rest } = body;
+  return { ...rest, max_tokens: prepared.outputLimit };
+}
+
+function replyText(completion: ChatCompletion): string {
+  const message = (completion.choices[0] as { message?: { content?: unknown } } | undefined)?.message;
+  return typeof message?.content === 'string' ? message.content : '';
+}
+
+/** A chat completion through the pipeline, settled: the answer (its model the gateway's id) and the outcome. */
+export async function completeChat(
+  deps: ChatDeps,
+  context: CallContext,
+  body: ChatCompletionRequest,
+  discount: Discount = 'none',
+): Promise<ChatOutcome & { completion: ChatCompletion }> {
+  const { result, outcome } = await meteredCall(deps, {
+    ...chatPlan(
+      deps,
+      context,
+      body,
+      (target, prepared) =>
+        target.adapter.complete({
+          body: upstreamBody(body, prepared),
+          upstream: target.upstream,
+          signal: context.signal,
+        }),
+      discount,
+    ),
+    bill: ({ completion, usage }, prepared) => chatBill(prepared, usage, replyText(completion)),
+  });
+  result.completion.model = outcome.model.id;
+  return { ...chatOutcome(outcome), completion: result.completion };
+}
+
+function deltaText(chunk: ChatChunk): string {
+  return chunk.choices
+    .map((choice) => (choice as { delta?: { content?: unknown } }).delta?.content)
+    .filter((content): content is string => typeof content === 'string')
+    .join('');
+}
+
+/** Bills a chat stream on the provider's usage when it reports it, else on the text that passed. */
+function chatMeter(prepared: PreparedChat): StreamMeter<ChatItem> {
+  let produced = '';
+  let usage: ReportedUsage | undefined;
+  return {
+    observe(item) {
+      produced += deltaText(item.chunk);
+      if (item.usage) usage = item.usage;
+    },
+    bill: () => chatBill(prepared, usage, produced),
+  };
+}
+
+/**
+ * A streamed chat completion: opened once its first chunk arrived (so a failing model can still fall back to the
+ * next), and settled by the pipeline when the stream ends.
+ */
+export async function streamChat(
+  deps: ChatDeps,
+  context: CallContext,
+  body: ChatCompletionRequest,
+): Promise<MeteredStream<ChatItem, PreparedChat>> {
+  const served = await serve(
+    deps,
+    chatPlan(deps, context, body, async (target, prepared): Promise<Opened<ChatItem>> => {
+      const rest = target.adapter
+        .stream({ body: upstreamBody(body, prepared), upstream: target.upstream, signal: context.signal })
+        [Symbol.asyncIterator]();
+      const first = await rest.next();
+      if (first.done) throw new UpstreamError('server', 'the provider closed the stream without a chunk');
+      return { first: first.value, rest };
+    }),
+  );
+  return new MeteredStream(deps, served, chatMeter(served.reserved));
+}

@@ -1,0 +1,79 @@
+import type { Hold } from '../billing/spending.ts';
+import type { CatalogModel } from '../catalog/types.ts';
+import { release, settle } from './ledger.ts';
+import { clientError, retryable, withRetries } from './retries.ts';
+import type { Bill, Outcome, PipelineDeps } from './types.ts';
+
+/** A resolved model and whatever its adapter needs (the adapter, the upstream). */
+export interface Candidate {
+  model: CatalogModel;
+}
+
+/**
+ * One metered call, as a feature describes it: the candidates in order (the model, then its fallbacks), how to
+ * hold the worst case on one, and the upstream call itself.
+ */
+export interface Plan<C extends Candidate, R extends { hold: Hold }, T> {
+  candidates: C[];
+  reserve(candidate: C): Promise<R>;
+  call(candidate: C, reserved: R): Promise<T>;
+}
+
+/** A call the provider served, its hold still open: what settles it comes next. */
+export interface Served<C extends Candidate, R extends { hold: Hold }, T> {
+  candidate: C;
+  reserved: R;
+  result: T;
+  latencyMs: number;
+}
+
+/**
+ * resolve → reserve → call with retries and health recording → on failure release, and try the next candidate
+ * when the failure is retryable. The request is held, and later charged, once: for the attempt that served it.
+ */
+export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
+  deps: PipelineDeps,
+  plan: Plan<C, R, T>,
+): Promise<Served<C, R, T>> {
+  let failure: unknown;
+  for (const [index, candidate] of plan.candidates.entries()) {
+    const reserved = await plan.reserve(candidate);
+    const started = performance.now();
+    try {
+      const result = await withRetries(deps, candidate.model.provider, () => plan.call(candidate, reserved));
+      return { candidate, reserved, result, latencyMs: Math.round(performance.now() - started) };
+    } catch (error) {
+      await release(deps.spending, reserved.hold, 'failed');
+      failure = clientError(error, candidate.model.id);
+      if (index === plan.candidates.length - 1 || !retryable(error)) throw failure;
+    }
+  }
+  throw failure;
+}
+
+/** → settle: the served call's hold is settled at its bill, and the outcome is what the client is told. */
+export async function settleServed<C extends Candidate, R extends { hold: Hold }, T>(
+  deps: Pick<PipelineDeps, 'spending'>,
+  served: Served<C, R, T>,
+  bill: Bill,
+): Promise<Outcome> {
+  const costNanos = await settle(deps.spending, served.reserved.hold, served.candidate.model, bill);
+  return {
+    model: served.candidate.model,
+    costNanos,
+    latencyMs: served.latencyMs,
+    usageReported: bill.usageReported,
+    units: bill.units,
+    ...(bill.usage && { usage: bill.usage }),
+  };
+}
+
+/** The whole metered call, top to bottom: serve (resolve, reserve, call, release on failure), then settle. */
+export async function meteredCall<C extends Candidate, R extends { hold: Hold }, T>(
+  deps: PipelineDeps,
+  plan: Plan<C, R, T> & { bill(result: T, reserved: R): Bill | Promise<Bill> },
+): Promise<{ result: T; outcome: Outcome }> {
+  const served = await serve(deps, plan);
+  const outcome = await settleServed(deps, served, await plan.bill(served.result, served.reserved));
+  return { result: served.result, outcome };
+}

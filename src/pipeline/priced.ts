@@ -1,0 +1,53 @@
+import type { CatalogModel } from '../catalog/types.ts';
+import { type PriceLine, priceCharge } from '../contracts/money.ts';
+import { meteredCall } from './call.ts';
+import { reserve } from './ledger.ts';
+import type { CallContext, Outcome, PipelineDeps } from './types.ts';
+
+/** The endpoints priced by lines share the chat path's dependencies: the catalog, keys, ledger and health. */
+export type ModalityDeps = PipelineDeps;
+export type RequestContext = CallContext;
+
+/** How a served call is billed: what was used, priced, and whether the provider said so or the gateway counted. */
+export interface Billed {
+  lines: PriceLine[];
+  usageReported: boolean;
+  /** In the endpoint's natural unit (tokens, search units), for the usage report. */
+  units: number;
+}
+
+/** A settled call: its outcome and the provider's answer. */
+export type Served<R> = Outcome & { result: R };
+
+/**
+ * The metered call of an endpoint priced by lines (embeddings, moderations, rerank, images, audio, OCR, ...): one
+ * resolved model, its worst case held, the call (with the pipeline's retries), what was used settled, and on a
+ * failure the hold released and the failure passed on as the client sees it.
+ */
+export async function pricedCall<R>(
+  deps: ModalityDeps,
+  context: RequestContext,
+  model: CatalogModel,
+  worstCase: PriceLine[],
+  call: () => Promise<R>,
+  bill: (result: R) => Billed,
+): Promise<Served<R>> {
+  const worst = priceCharge(worstCase).chargedNanos;
+  const { result, outcome } = await meteredCall(deps, {
+    candidates: [{ model }],
+    reserve: async () => ({
+      hold: await reserve(deps.spending, context, { minNanos: worst, maxNanos: worst }),
+    }),
+    // Billed inside the call, so that a bill that cannot be made (an answer that does not fit) releases the hold.
+    call: async () => {
+      const answer = await call();
+      return { answer, billed: bill(answer) };
+    },
+    bill: ({ billed }) => ({
+      charge: priceCharge(billed.lines),
+      usageReported: billed.usageReported,
+      units: billed.units,
+    }),
+  });
+  return { ...outcome, result: result.answer };
+}

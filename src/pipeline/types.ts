@@ -1,0 +1,48 @@
+import type { KeyHolder } from '../accounts/live-state.ts';
+import type { Spending } from '../billing/spending.ts';
+import type { Catalog, CatalogModel } from '../catalog/types.ts';
+import type { ReportedUsage } from '../contracts/chat.ts';
+import type { Charge } from '../contracts/money.ts';
+import type { ProviderHealth } from '../providers/health.ts';
+
+/** What every metered call needs: the ledger, the catalog and keys, the health window and the retry bounds. */
+export interface PipelineDeps {
+  spending: Spending;
+  catalog: Catalog;
+  env: NodeJS.ProcessEnv;
+  health: ProviderHealth;
+  /** How long to wait for an upstream's response headers. */
+  timeoutMs: number;
+  /** The longest Retry-After the gateway waits out itself before passing a 429 on. */
+  maxRetryWaitMs: number;
+}
+
+/** Who is asking, under which cost tag, and a signal that fires when the client goes away. */
+export interface CallContext {
+  auth: KeyHolder;
+  requestId: string;
+  tag: string | null;
+  /** Aborted when the client goes away; the upstream call stops too. */
+  signal: AbortSignal;
+}
+
+/** How a served call is billed: its priced charge, whether the provider reported the usage, and in what units. */
+export interface Bill {
+  charge: Charge;
+  usageReported: boolean;
+  /** In the endpoint's natural unit (tokens, search units, seconds), for the usage report. */
+  units: number;
+  /** For chat: the tokens billed (the provider's, or the gateway's estimate). */
+  usage?: ReportedUsage;
+}
+
+/** What a settled call comes to: the model that served it, what it cost, how long the provider took. */
+export interface Outcome {
+  model: CatalogModel;
+  costNanos: bigint;
+  /** Upstream wall-clock time, retries included. */
+  latencyMs: number;
+  usageReported: boolean;
+  units: number;
+  usage?: ReportedUsage;
+}
