@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { providerEnv } from './catalog/env.ts';
+import { providerEnv } from './provider-env.ts';
 
 /**
  * The optional config file (GATEWAY_CONFIG, JSON): provider keys and base URLs for those who prefer a file to

@@ -6,7 +6,6 @@ export {
   endpointOf,
 } from './capabilities.ts';
 export { buildCatalog, type CatalogSource } from './catalog.ts';
-export { type ProviderEnv, providerEnv, providerKey } from './env.ts';
 export { dollarsToNanos } from './prices.ts';
 export type {
   ApiFamily,

@@ -51,7 +51,7 @@ export function chatPlan<T>(
   discount: Discount = 'none',
 ): Plan<ChatTarget, PreparedChat, T> {
   return {
-    candidates: candidates(deps, body),
+    resolve: () => candidates(deps, body),
     reserve: (target) => prepareChat(deps.spending, context, target.model, body, discount),
     call,
   };

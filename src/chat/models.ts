@@ -1,8 +1,8 @@
 import { endpointOf } from '../catalog/capabilities.ts';
-import { providerEnv } from '../catalog/env.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import type { ChatAdapter, Upstream } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import { providerEnv } from '../provider-env.ts';
 import { adapterFor, upstreamOf } from '../providers/registry.ts';
 
 /** Until the router exists, `auto` (and no model at all) means the built-in default. */

@@ -1,9 +1,9 @@
 import { endpointOf } from '../catalog/capabilities.ts';
-import { providerEnv } from '../catalog/env.ts';
 import { findModel, modelsOf } from '../catalog/extra-models.ts';
 import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { ModalityUpstream } from '../contracts/modality.ts';
+import { providerEnv } from '../provider-env.ts';
 import { modalityUpstreamOf } from '../providers/registry.ts';
 
 /** What an endpoint serves and which adapter speaks to a model of it (undefined: none does yet). */

@@ -10,11 +10,12 @@ export interface Candidate {
 }
 
 /**
- * One metered call, as a feature describes it: the candidates in order (the model, then its fallbacks), how to
- * hold the worst case on one, and the upstream call itself.
+ * One metered call, as a feature describes it: how to resolve the candidates in order (the model, then its
+ * fallbacks; a refusal such as an unknown model is thrown here), how to hold the worst case on one, and the
+ * upstream call itself.
  */
 export interface Plan<C extends Candidate, R extends { hold: Hold }, T> {
-  candidates: C[];
+  resolve(): C[];
   reserve(candidate: C): Promise<R>;
   call(candidate: C, reserved: R): Promise<T>;
 }
@@ -36,7 +37,8 @@ export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
   plan: Plan<C, R, T>,
 ): Promise<Served<C, R, T>> {
   let failure: unknown;
-  for (const [index, candidate] of plan.candidates.entries()) {
+  const candidates = plan.resolve();
+  for (const [index, candidate] of candidates.entries()) {
     const reserved = await plan.reserve(candidate);
     const started = performance.now();
     try {
@@ -45,7 +47,7 @@ export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
     } catch (error) {
       await release(deps.spending, reserved.hold, 'failed');
       failure = clientError(error, candidate.model.id);
-      if (index === plan.candidates.length - 1 || !retryable(error)) throw failure;
+      if (index === candidates.length - 1 || !retryable(error)) throw failure;
     }
   }
   throw failure;

@@ -34,7 +34,7 @@ export async function pricedCall<R>(
 ): Promise<Served<R>> {
   const worst = priceCharge(worstCase).chargedNanos;
   const { result, outcome } = await meteredCall(deps, {
-    candidates: [{ model }],
+    resolve: () => [{ model }],
     reserve: async () => ({
       hold: await reserve(deps.spending, context, { minNanos: worst, maxNanos: worst }),
     }),

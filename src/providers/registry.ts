@@ -1,9 +1,9 @@
-import { providerEnv, providerKey } from '../catalog/env.ts';
 import { callableModelId } from '../catalog/extra-models.ts';
 import type { ApiFamily, CatalogModel } from '../catalog/types.ts';
 import type { Adapters, Capability } from '../contracts/adapters.ts';
 import type { Upstream } from '../contracts/chat.ts';
 import type { ModalityUpstream } from '../contracts/modality.ts';
+import { providerEnv, providerKey } from '../provider-env.ts';
 import { anthropicChat } from './anthropic/chat.ts';
 import { anthropicMessages } from './anthropic/native.ts';
 import { COHERE_BASE_URL } from './cohere/api.ts';

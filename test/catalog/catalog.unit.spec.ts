@@ -1,9 +1,10 @@
 import type { Provider } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { CAPABILITIES } from '../../src/catalog/capabilities.ts';
-import { buildCatalog, dollarsToNanos, providerEnv, providerKey } from '../../src/catalog/index.ts';
+import { buildCatalog, dollarsToNanos } from '../../src/catalog/index.ts';
 import { localChatModels } from '../../src/catalog/local.ts';
 import type { CatalogModel } from '../../src/catalog/types.ts';
+import { providerEnv, providerKey } from '../../src/provider-env.ts';
 import { isAvailable } from '../../src/providers/registry.ts';
 
 // Pinned so that dated price changes in the bundled list do not move these expectations.
