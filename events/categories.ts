@@ -4,6 +4,7 @@ import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import type { GatewayEvent } from './index.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
+import { type ReplayEvent, replayEventSchemas } from './replay.ts';
 import { type SubAccountEvent, subAccountEventSchemas } from './subaccount.ts';
 import {
   type WebhookDeliveryEvent,
@@ -22,6 +23,7 @@ export interface EventsByCategory {
   batch: BatchEvent;
   webhook: WebhookDeliveryEvent;
   webhooksecret: WebhookSecretEvent;
+  replay: ReplayEvent;
 }
 
 export type EventCategory = keyof EventsByCategory;
@@ -44,6 +46,7 @@ const schemasByCategory: Record<EventCategory, object> = {
   batch: batchEventSchemas,
   webhook: webhookDeliveryEventSchemas,
   webhooksecret: webhookSecretEventSchemas,
+  replay: replayEventSchemas,
 };
 
 const categoryOfType = new Map<string, EventCategory>(

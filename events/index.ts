@@ -6,6 +6,7 @@ import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
+import { type ReplayEvent, replayEventSchemas } from './replay.ts';
 import { type SubAccountEvent, subAccountEventSchemas } from './subaccount.ts';
 import {
   type WebhookDeliveryEvent,
@@ -24,6 +25,7 @@ export const eventSchemas = {
   ...batchEventSchemas,
   ...webhookDeliveryEventSchemas,
   ...webhookSecretEventSchemas,
+  ...replayEventSchemas,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -35,7 +37,8 @@ export type GatewayEvent =
   | FileEvent
   | BatchEvent
   | WebhookDeliveryEvent
-  | WebhookSecretEvent;
+  | WebhookSecretEvent
+  | ReplayEvent;
 
 /** The schema version each event type is written at now; a type's version rises only with an upcaster. */
 const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {};

@@ -5,6 +5,7 @@ import { batchesProjection } from './batches/index.ts';
 import { filesProjection } from './files/index.ts';
 import { holdsProjection } from './holds/index.ts';
 import { jobsProjection } from './jobs/index.ts';
+import { replaysProjection } from './replays/index.ts';
 import { subAccountsProjection } from './sub-accounts/index.ts';
 import { tagBudgetsProjection } from './tag-budgets/index.ts';
 import type { Projection } from './types.ts';
@@ -22,6 +23,7 @@ export const projections: readonly Projection[] = [
   jobsProjection,
   filesProjection,
   batchesProjection,
+  replaysProjection,
   webhookDeliveriesProjection,
 ];
 

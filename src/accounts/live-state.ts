@@ -99,6 +99,7 @@ export class LiveAccounts {
       case 'batch':
       case 'webhook':
       case 'webhooksecret':
+      case 'replay':
         return;
       default: {
         const _exhaustive: never = sorted;

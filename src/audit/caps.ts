@@ -64,6 +64,7 @@ export class CapReplay {
       case 'batch':
       case 'webhook':
       case 'webhooksecret':
+      case 'replay':
         return;
       default: {
         const _exhaustive: never = sorted;

@@ -39,6 +39,7 @@ export class HoldBook {
       case 'batch':
       case 'webhook':
       case 'webhooksecret':
+      case 'replay':
         return;
       default: {
         const _exhaustive: never = sorted;

@@ -37,6 +37,7 @@ export class MonthBook {
       case 'batch':
       case 'webhook':
       case 'webhooksecret':
+      case 'replay':
         return;
       default: {
         const _exhaustive: never = sorted;

@@ -5,6 +5,7 @@ import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
 import { fileEventSchemas } from '../../events/file.ts';
 import { type GatewayEvent, parseEvent } from '../../events/index.ts';
 import { jobEventSchemas } from '../../events/job.ts';
+import { replayEventSchemas } from '../../events/replay.ts';
 import { subAccountEventSchemas } from '../../events/subaccount.ts';
 import { webhookDeliveryEventSchemas, webhookSecretEventSchemas } from '../../events/webhook.ts';
 import { Findings, where } from './findings.ts';
@@ -19,6 +20,7 @@ const CATEGORY_OF_TYPE = new Map<string, string>([
   ...Object.keys(jobEventSchemas).map((t) => [t, 'job'] as const),
   ...Object.keys(webhookDeliveryEventSchemas).map((t) => [t, 'webhook'] as const),
   ...Object.keys(webhookSecretEventSchemas).map((t) => [t, 'webhooksecret'] as const),
+  ...Object.keys(replayEventSchemas).map((t) => [t, 'replay'] as const),
 ]);
 
 /**
@@ -80,6 +82,10 @@ export class SchemaCheck {
       case 'webhooksecret': {
         const keyId = (event.data as { keyId: string }).keyId;
         return keyId === id ? undefined : `names key ${keyId} inside the stream of ${id}`;
+      }
+      case 'replay': {
+        const replayId = (event.data as { replayId: string }).replayId;
+        return replayId === id ? undefined : `names replay ${replayId} inside the stream of ${id}`;
       }
       default:
         return undefined;

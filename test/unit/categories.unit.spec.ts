@@ -7,6 +7,7 @@ import { streamCategory } from '../../events/envelope.ts';
 import { fileStream } from '../../events/file.ts';
 import { eventSchemas, type GatewayEvent } from '../../events/index.ts';
 import { jobStream } from '../../events/job.ts';
+import { replayStream } from '../../events/replay.ts';
 import { subAccountStream } from '../../events/subaccount.ts';
 import { webhookSecretStream, webhookStream } from '../../events/webhook.ts';
 
@@ -21,6 +22,7 @@ describe('event categories', () => {
       batch: batchStream('b'),
       webhook: webhookStream('d'),
       webhooksecret: webhookSecretStream('k'),
+      replay: replayStream('r'),
     };
     for (const [category, stream] of Object.entries(streams)) expect(streamCategory(stream)).toBe(category);
     for (const type of Object.keys(eventSchemas)) {
