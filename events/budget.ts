@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Nanos } from './money.ts';
+import { RequestCompleted } from './request.ts';
 
 /**
  * Events of the `budget-{accountId}_{yyyymm}` stream: every hold, charge and release of one account in one
@@ -117,6 +118,7 @@ export const budgetEventSchemas = {
   BalanceExhausted,
   TagUsageThresholdExceeded,
   SubAccountSpendExceeded,
+  RequestCompleted,
 } as const;
 
 type Of<T extends keyof typeof budgetEventSchemas> = {

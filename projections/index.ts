@@ -6,6 +6,7 @@ import { filesProjection } from './files/index.ts';
 import { holdsProjection } from './holds/index.ts';
 import { jobsProjection } from './jobs/index.ts';
 import { replaysProjection } from './replays/index.ts';
+import { requestsProjection } from './requests/index.ts';
 import { subAccountsProjection } from './sub-accounts/index.ts';
 import { tagBudgetsProjection } from './tag-budgets/index.ts';
 import type { Projection } from './types.ts';
@@ -25,6 +26,7 @@ export const projections: readonly Projection[] = [
   batchesProjection,
   replaysProjection,
   webhookDeliveriesProjection,
+  requestsProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

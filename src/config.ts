@@ -34,6 +34,8 @@ const Env = z.object({
     .int()
     .positive()
     .default(10 * 1024 ** 3),
+  GATEWAY_REQUEST_BODIES: z.enum(['keep', 'drop']).default('keep'),
+  GATEWAY_REQUEST_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   GATEWAY_CONFIG: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -81,6 +83,9 @@ export interface Config {
   edge: EdgeLimits;
   /** Bytes of files an account (its sub-accounts included) may keep; uploads past it are refused. */
   storageQuotaBytes: number;
+  /** Whether the request log keeps request and response bodies, and for how many days. */
+  requestBodies: 'keep' | 'drop';
+  requestRetentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -133,5 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: e.GATEWAY_KEEP_ALIVE_TIMEOUT_MS,
     },
     storageQuotaBytes: e.GATEWAY_STORAGE_QUOTA_BYTES,
+    requestBodies: e.GATEWAY_REQUEST_BODIES,
+    requestRetentionDays: e.GATEWAY_REQUEST_RETENTION_DAYS,
   };
 }

@@ -10,6 +10,7 @@ import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
 import { BatchService } from './batches/service.ts';
 import { BatchWorker, batchConcurrency } from './batches/worker.ts';
+import { RequestBodies } from './billing/request-log.ts';
 import { Spending } from './billing/spending.ts';
 import { buildCatalog } from './catalog/index.ts';
 import type { Config } from './config.ts';
@@ -32,6 +33,7 @@ import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
 import { ProviderHealth } from './providers/health.ts';
+import { startRetentionWorker } from './requests/retention.ts';
 import { warmTokenizer } from './tokens/count.ts';
 import { Webhooks } from './webhooks/service.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
@@ -140,6 +142,16 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     fallbacks: config.fallbacks,
   };
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
+  const requestBodies = new RequestBodies(blobs, config.requestBodies === 'keep', (error) =>
+    options.log(`storing a request body failed: ${(error as Error).message}`),
+  );
+  const retention = startRetentionWorker({
+    sql: database.pool,
+    blobs,
+    retentionDays: config.requestRetentionDays,
+    clock,
+    log: options.log,
+  });
   // Read when a URL is signed, once the app listens (a test gateway's port is chosen at listen).
   const mediaBase = () => config.mediaUrl ?? `${config.env.GATEWAY_URL || app.listeningOrigin}/media`;
   const media = new MediaUrls(adminToken, mediaBase, clock);
@@ -202,6 +214,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     accounts,
     subAccounts,
     spending,
+    requestBodies,
     limiter,
     adminToken,
     logLevel: config.logLevel,
@@ -220,6 +233,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     webhooks,
     async close() {
       await closeHttp(app);
+      retention.stop();
       await workers.stop();
       await batchWorker.stop();
       await webhookWorker.stop();

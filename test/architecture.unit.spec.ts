@@ -44,6 +44,7 @@ const LAYERS: { name: string; units: string[] }[] = [
       'src/batches',
       'src/webhooks',
       'src/workers',
+      'src/requests',
     ],
   },
   { name: 'http', units: ['src/http'] },

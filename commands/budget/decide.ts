@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { BudgetEvent, ChargeDetail } from '../../events/budget.ts';
+import type { RequestRecord } from '../../events/request.ts';
 import { refusalNotices, thresholdNotices } from './notices.ts';
 import { type BudgetState, type Hold, holdData, pending } from './state.ts';
 
@@ -38,7 +39,10 @@ export type BudgetCommand =
       actualNanos: bigint;
       charge: z.infer<typeof ChargeDetail>;
       limits: Limits;
+      /** The request's record, appended with its settlement (the request log costs no append of its own). */
+      request?: RequestRecord;
     }
+  | { type: 'LogRequest'; request: RequestRecord }
   | { type: 'Release'; holdId: string; reason: 'failed' | 'cancelled' }
   | { type: 'ExpireHolds'; now: Date };
 
@@ -156,6 +160,9 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
     case 'Settle':
       requireOpen(state);
       return settle(command, state);
+    case 'LogRequest':
+      requireOpen(state);
+      return [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }];
     case 'Release': {
       requireOpen(state);
       const hold = state.holds.get(command.holdId);
@@ -208,7 +215,10 @@ function settle(command: Extract<BudgetCommand, { type: 'Settle' }>, state: Budg
   const overrun = command.actualNanos - chargedNanos;
   if (overrun > 0n)
     events.push({ type: 'SpendOverrun', data: { ...common, overrunNanos: overrun.toString() } });
-  return [...events, ...thresholdNotices(state, events, command.limits)];
+  const logged: BudgetEvent[] = command.request
+    ? [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }]
+    : [];
+  return [...events, ...thresholdNotices(state, events, command.limits), ...logged];
 }
 
 function released(state: BudgetState, hold: Hold, reason: 'failed' | 'cancelled' | 'expired'): BudgetEvent {

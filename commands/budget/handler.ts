@@ -85,6 +85,8 @@ function eventName(stream: string, event: BudgetEvent): string {
     case 'SpendOverrun':
     case 'SpendReleased':
       return `${event.data.accountId}/hold/${data.holdId}/${event.type}`;
+    case 'RequestCompleted':
+      return `${event.data.accountId}/request/${event.data.logId}`;
     case 'TagUsageThresholdExceeded':
       return `${stream}/${event.type}/${data.tag}/${data.thresholdPercent}`;
     case 'SubAccountSpendExceeded':

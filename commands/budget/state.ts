@@ -142,6 +142,8 @@ export function evolve(state: BudgetState, event: BudgetEvent): BudgetState {
     case 'SubAccountSpendExceeded':
       state.raised.add(`subaccount:${event.data.subAccountId}`);
       return state;
+    case 'RequestCompleted':
+      return state;
     default: {
       const _exhaustive: never = event;
       return _exhaustive;

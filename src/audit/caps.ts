@@ -156,6 +156,7 @@ export class CapReplay {
       case 'BalanceExhausted':
       case 'TagUsageThresholdExceeded':
       case 'SubAccountSpendExceeded':
+      case 'RequestCompleted':
         return;
       default: {
         const _exhaustive: never = event;

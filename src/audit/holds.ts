@@ -97,6 +97,7 @@ export class HoldBook {
       case 'BalanceExhausted':
       case 'TagUsageThresholdExceeded':
       case 'SubAccountSpendExceeded':
+      case 'RequestCompleted':
         return;
       default: {
         const _exhaustive: never = event;

@@ -89,6 +89,8 @@ export class MonthBook {
       case 'SubAccountSpendExceeded':
         this.requireOpen(stored, this.book(event.data.accountId), event.data.month, event.type);
         return;
+      case 'RequestCompleted':
+        return;
       default: {
         const _exhaustive: never = event;
         return;

@@ -4,10 +4,12 @@ import { binding, type Headroom, type Limits } from '../../commands/budget/decid
 import type { BudgetLedger } from '../../commands/budget/handler.ts';
 import type { ChargeDetail } from '../../events/budget.ts';
 import { monthOf } from '../../events/budget.ts';
+import type { RequestRecord } from '../../events/request.ts';
 import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { type Charge, nanosToCents } from '../contracts/money.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import type { RequestLog } from './request-log.ts';
 
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;
@@ -24,6 +26,8 @@ export interface Hold {
   grantedNanos: bigint;
   accountId: string;
   limits: Limits;
+  /** The request's record, settled with the hold (absent for work no client request stands behind). */
+  log?: RequestLog;
 }
 
 export interface SettleInput {
@@ -79,6 +83,7 @@ export class Spending {
       maxNanos: bigint;
       /** How long the hold lives unsettled; long-running work (jobs, batches) holds for longer. */
       ttlMs?: number;
+      log?: RequestLog;
     },
   ): Promise<Hold> {
     const limits = this.limits(auth, request.tag);
@@ -100,6 +105,7 @@ export class Spending {
       grantedNanos: BigInt(reserved.data.amountNanos),
       accountId: auth.accountId,
       limits,
+      ...(request.log && { log: request.log }),
     };
   }
 
@@ -120,6 +126,7 @@ export class Spending {
     };
     // The provider has billed by now: a settlement that fails for a passing reason is tried again rather than
     // left for the expiry worker, which would release the hold and lose the charge. (A settle is idempotent.)
+    const request = hold.log?.finish({ status: 200, costNanos: input.actualNanos, holdId: hold.holdId });
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const account = this.live.account(hold.accountId);
@@ -132,6 +139,7 @@ export class Spending {
           charge,
           // Settlement notices use the freshest balance; the scopes stay those of the hold.
           limits: { ...hold.limits, toppedUpNanos: account?.toppedUpNanos ?? hold.limits.toppedUpNanos },
+          ...(request && { request }),
         });
         return;
       } catch (error) {
@@ -147,6 +155,14 @@ export class Spending {
       type: 'Release',
       holdId: hold.holdId,
       reason,
+    });
+  }
+
+  /** A request that settled nothing (a refusal, a failure): its record joins the budget stream's next append. */
+  async logRequest(request: RequestRecord): Promise<void> {
+    await this.ledger.submit(request.accountId, this.firstMonth(request.accountId), {
+      type: 'LogRequest',
+      request,
     });
   }
 

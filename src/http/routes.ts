@@ -4,6 +4,7 @@ import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { BatchService } from '../batches/service.ts';
+import type { RequestBodies } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import type { BlobStore } from '../files/blob-store.ts';
@@ -12,6 +13,7 @@ import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { MediaUrls } from '../media/signed-urls.ts';
 import type { Webhooks } from '../webhooks/service.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
+import { requestLogHooks } from './request-log.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
 import { adminWebhookRoutes } from './routes/admin/webhooks.ts';
 import { mediaRoutes } from './routes/media.ts';
@@ -32,6 +34,7 @@ import { modelRoutes } from './routes/v1/models.ts';
 import { moderationsRoutes } from './routes/v1/moderations.ts';
 import { ocrRoutes } from './routes/v1/ocr.ts';
 import { realtimeRoutes } from './routes/v1/realtime.ts';
+import { requestsRoutes } from './routes/v1/requests.ts';
 import { rerankRoutes } from './routes/v1/rerank.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
 import { translationsRoutes } from './routes/v1/translations.ts';
@@ -56,6 +59,8 @@ export interface RouteDeps {
   jobs: JobRouteDeps;
   /** Signed webhook deliveries and the per-key signing secrets. */
   webhooks: Webhooks;
+  /** Where the request log keeps bodies (or only hashes them). */
+  requestBodies: RequestBodies;
 }
 
 /** Paths to handlers, and which credential each prefix demands. */
@@ -65,6 +70,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       v1.addHook('onRequest', v1.requireApiKey);
       v1.addHook('onRequest', rateLimitHook(deps.limiter, deps.live));
       v1.addHook('onRequest', requireMainKey);
+      requestLogHooks(v1, deps.requestBodies, deps.spending);
       await v1.register(balanceRoutes(deps.pool, deps.live));
       await v1.register(chatRoutes(deps.chat, deps.live));
       await v1.register(messagesRoutes(deps.chat, deps.live));
@@ -86,6 +92,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(subAccountRoutes(deps.subAccounts, deps.pool));
       await v1.register(budgetRoutes(deps.accounts, deps.pool));
       await v1.register(usageRoutes(deps.pool, deps.live));
+      await v1.register(requestsRoutes(deps.pool, deps.blobs));
       await v1.register(filesRoutes(deps.files));
       await v1.register(batchesRoutes(deps.batches, deps.live));
       await v1.register(webhookSecretRoutes(deps.webhooks.secrets));

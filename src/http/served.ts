@@ -21,11 +21,18 @@ export function callContext(request: FastifyRequest, reply: FastifyReply, live: 
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) gone.abort();
   });
+  const tag = requestTag(tagHeader, sub?.defaultTag ?? null);
+  const log = request.requestLog;
+  if (log) {
+    log.metered = true;
+    log.tag = tag;
+  }
   return {
     auth: request.auth,
     requestId: request.id,
-    tag: requestTag(tagHeader, sub?.defaultTag ?? null),
+    tag,
     signal: gone.signal,
+    ...(log && { log }),
   };
 }
 

@@ -42,6 +42,7 @@ export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
     const reserved = await plan.reserve(candidate);
     const started = performance.now();
     try {
+      reserved.hold.log?.tried(candidate.model.id, candidate.model.provider, index);
       const result = await withRetries(deps, candidate.model.provider, () => plan.call(candidate, reserved));
       return { candidate, reserved, result, latencyMs: Math.round(performance.now() - started) };
     } catch (error) {
@@ -59,6 +60,11 @@ export async function settleServed<C extends Candidate, R extends { hold: Hold }
   served: Served<C, R, T>,
   bill: Bill,
 ): Promise<Outcome> {
+  const log = served.reserved.hold.log;
+  if (log) {
+    log.respond(served.result);
+    if (bill.usage) log.usage = { ...bill.usage };
+  }
   const costNanos = await settle(deps.spending, served.reserved.hold, served.candidate.model, bill);
   return {
     model: served.candidate.model,

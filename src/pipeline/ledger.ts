@@ -9,7 +9,7 @@ import type { Bill, CallContext } from './types.ts';
  */
 export function reserve(
   spending: Spending,
-  context: Pick<CallContext, 'auth' | 'requestId' | 'tag'>,
+  context: Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log'>,
   amount: { minNanos: bigint; maxNanos: bigint; ttlMs?: number },
 ): Promise<Hold> {
   return spending.reserve(context.auth, {
@@ -18,6 +18,7 @@ export function reserve(
     minNanos: amount.minNanos,
     maxNanos: amount.maxNanos,
     ...(amount.ttlMs === undefined ? {} : { ttlMs: amount.ttlMs }),
+    ...(context.log && { log: context.log }),
   });
 }
 

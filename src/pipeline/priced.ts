@@ -41,6 +41,7 @@ export async function pricedCall<R>(
     // Billed inside the call, so that a bill that cannot be made (an answer that does not fit) releases the hold.
     call: async () => {
       const answer = await call();
+      context.log?.respond(answer);
       return { answer, billed: bill(answer) };
     },
     bill: ({ billed }) => ({

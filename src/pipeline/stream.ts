@@ -1,5 +1,6 @@
 import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
+import { Assembled } from './assembled.ts';
 import { type Candidate, type Served, settleServed } from './call.ts';
 import { clientError } from './retries.ts';
 import type { Bill, Outcome, PipelineDeps } from './types.ts';
@@ -65,12 +66,18 @@ export class MeteredStream<I, R extends { hold: Hold } = { hold: Hold }> impleme
     const { first, rest } = this.served.result;
     let failure: unknown;
     let exhausted = false;
+    const log = this.served.reserved.hold.log;
+    const assembled = log ? new Assembled() : undefined;
+    if (log) log.stream = true;
     try {
+      log?.firstByte();
       yield first;
       this.meter.observe(first);
+      assembled?.add(first);
       for (let next = await rest.next(); !next.done; next = await rest.next()) {
         yield next.value;
         this.meter.observe(next.value);
+        assembled?.add(next.value);
       }
       exhausted = true;
     } catch (error) {
@@ -78,6 +85,7 @@ export class MeteredStream<I, R extends { hold: Hold } = { hold: Hold }> impleme
       failure = clientError(error, this.model.id);
     } finally {
       if (!exhausted) await rest.return?.();
+      if (assembled) log?.respond(assembled.completion());
       this.finish(await this.settle(failure));
     }
   }

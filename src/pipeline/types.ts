@@ -1,4 +1,5 @@
 import type { KeyHolder } from '../accounts/live-state.ts';
+import type { RequestLog } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
@@ -24,6 +25,8 @@ export interface CallContext {
   tag: string | null;
   /** Aborted when the client goes away; the upstream call stops too. */
   signal: AbortSignal;
+  /** The request log's record of this request; settled with the hold that served it. */
+  log?: RequestLog;
 }
 
 /** How a served call is billed: its priced charge, whether the provider reported the usage, and in what units. */

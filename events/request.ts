@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { Nanos } from './money.ts';
+
+/**
+ * One request that reached the pipeline, served or refused after authentication. It lives in the account's
+ * budget stream so that a served request's record goes in the same append as its settlement (no flush of its
+ * own). Bodies are not in the log: only their SHA-256, so the hash chain covers them while the bytes (in the
+ * content-addressed store) can be deleted for retention or privacy.
+ */
+export const RequestCompleted = z.object({
+  /** Made by the gateway, one per request: what the event's id derives from (a client may reuse X-Request-Id). */
+  logId: z.string(),
+  /** The X-Request-Id. */
+  requestId: z.string(),
+  accountId: z.string(),
+  /** The budget stream's month it was appended to (`YYYY-MM`). */
+  month: z.string(),
+  subAccountId: z.string().nullable(),
+  keyId: z.string(),
+  tag: z.string().nullable(),
+  /** The route, e.g. `/v1/chat/completions`. */
+  endpoint: z.string(),
+  requestedModel: z.string().nullable(),
+  /** The model and provider that served it; null when nothing was served. */
+  model: z.string().nullable(),
+  provider: z.string().nullable(),
+  status: z.number().int(),
+  /** The error's `type` when the status is not 2xx. */
+  errorType: z.string().nullable(),
+  stream: z.boolean(),
+  usage: z.record(z.string(), z.unknown()).nullable(),
+  costNanos: Nanos,
+  holdId: z.string().nullable(),
+  firstByteMs: z.number().int().nullable(),
+  totalMs: z.number().int(),
+  attempts: z.number().int(),
+  fallbacks: z.number().int(),
+  /** Filled by the response cache and the router when they exist. */
+  cacheStatus: z.string().nullable(),
+  routing: z.unknown().nullable(),
+  /** SHA-256 (hex) of the request as parsed, serialized as JSON; null when it was not JSON. */
+  requestSha256: z.string().nullable(),
+  /** SHA-256 (hex) of the response as JSON (a stream's assembled completion); null when there was none. */
+  responseSha256: z.string().nullable(),
+  /** Whether the bodies were sent to the store (GATEWAY_REQUEST_BODIES=keep). */
+  bodiesKept: z.boolean(),
+  at: z.string(),
+});
+
+/** The record as the gateway makes it; the budget decider adds the month of the stream it lands in. */
+export type RequestRecord = Omit<z.infer<typeof RequestCompleted>, 'month'>;

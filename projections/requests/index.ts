@@ -1,0 +1,83 @@
+import type { Projection } from '../types.ts';
+
+/**
+ * The request log: one row per `RequestCompleted`, the listing behind `GET /v1/requests`. Bodies are not here;
+ * their hashes are, and the bytes live in the blob store under them.
+ */
+export const requestsProjection: Projection = {
+  name: 'requests',
+  version: 1,
+  tables: {
+    request_log: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      log_id text PRIMARY KEY,
+      request_id text NOT NULL,
+      account_id text NOT NULL,
+      sub_account_id text,
+      key_id text NOT NULL,
+      tag text,
+      endpoint text NOT NULL,
+      requested_model text,
+      model text,
+      provider text,
+      status integer NOT NULL,
+      error_type text,
+      stream boolean NOT NULL,
+      usage jsonb,
+      cost_nanos numeric NOT NULL,
+      hold_id text,
+      first_byte_ms integer,
+      total_ms integer NOT NULL,
+      attempts integer NOT NULL,
+      fallbacks integer NOT NULL,
+      cache_status text,
+      routing jsonb,
+      request_sha256 text,
+      response_sha256 text,
+      bodies_kept boolean NOT NULL,
+      created_at timestamptz NOT NULL
+    );
+    CREATE INDEX ON ${t} (account_id, created_at DESC, log_id DESC);
+    CREATE INDEX ON ${t} (account_id, request_id)`,
+  },
+  canHandle: ['RequestCompleted'],
+  async evolve(sql, t, event) {
+    if (event.type !== 'RequestCompleted') return;
+    const d = event.data;
+    await sql.query(
+      `INSERT INTO ${t.request_log} (log_id, request_id, account_id, sub_account_id, key_id, tag, endpoint,
+         requested_model, model, provider, status, error_type, stream, usage, cost_nanos, hold_id, first_byte_ms,
+         total_ms, attempts, fallbacks, cache_status, routing, request_sha256, response_sha256, bodies_kept, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+         $23, $24, $25, $26)
+       ON CONFLICT (log_id) DO NOTHING`,
+      [
+        d.logId,
+        d.requestId,
+        d.accountId,
+        d.subAccountId,
+        d.keyId,
+        d.tag,
+        d.endpoint,
+        d.requestedModel,
+        d.model,
+        d.provider,
+        d.status,
+        d.errorType,
+        d.stream,
+        d.usage === null ? null : JSON.stringify(d.usage),
+        d.costNanos,
+        d.holdId,
+        d.firstByteMs,
+        d.totalMs,
+        d.attempts,
+        d.fallbacks,
+        d.cacheStatus,
+        d.routing === null || d.routing === undefined ? null : JSON.stringify(d.routing),
+        d.requestSha256,
+        d.responseSha256,
+        d.bodiesKept,
+        d.at,
+      ],
+    );
+  },
+};

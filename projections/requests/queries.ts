@@ -1,0 +1,124 @@
+import type { Sql } from '../types.ts';
+
+export interface RequestRow {
+  log_id: string;
+  request_id: string;
+  account_id: string;
+  sub_account_id: string | null;
+  key_id: string;
+  tag: string | null;
+  endpoint: string;
+  requested_model: string | null;
+  model: string | null;
+  provider: string | null;
+  status: number;
+  error_type: string | null;
+  stream: boolean;
+  usage: Record<string, unknown> | null;
+  cost_nanos: string;
+  hold_id: string | null;
+  first_byte_ms: number | null;
+  total_ms: number;
+  attempts: number;
+  fallbacks: number;
+  cache_status: string | null;
+  routing: unknown;
+  request_sha256: string | null;
+  response_sha256: string | null;
+  bodies_kept: boolean;
+  created_at: Date;
+}
+
+/** Whose requests a reader may see: an account all of its own, a sub-account key only the sub-account's. */
+export interface RequestOwner {
+  accountId: string;
+  subAccountId: string | null;
+}
+
+export interface RequestFilter {
+  limit: number;
+  /** A request id: the page starts after it (newest first). */
+  after?: string;
+  model?: string;
+  tag?: string;
+  status?: number;
+  subAccountId?: string;
+  from?: Date;
+  to?: Date;
+}
+
+/** The owner's newest record with this request id. */
+export async function findRequest(
+  sql: Sql,
+  owner: RequestOwner,
+  requestId: string,
+): Promise<RequestRow | undefined> {
+  const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
+    `SELECT * FROM request_log WHERE account_id = $1 AND request_id = $2
+       AND ($3::text IS NULL OR sub_account_id = $3)
+     ORDER BY created_at DESC, log_id DESC LIMIT 1`,
+    [owner.accountId, requestId, owner.subAccountId],
+  );
+  return rows[0];
+}
+
+/** A page of the owner's requests, newest first; one more than `limit` is read to tell whether more follow. */
+export async function listRequests(
+  sql: Sql,
+  owner: RequestOwner,
+  filter: RequestFilter,
+): Promise<RequestRow[]> {
+  const values: unknown[] = [owner.accountId];
+  const where = ['account_id = $1'];
+  const add = (clause: string, value: unknown) => {
+    values.push(value);
+    where.push(clause.replaceAll('?', `$${values.length}`));
+  };
+  const sub = owner.subAccountId ?? filter.subAccountId;
+  if (sub !== undefined) add('sub_account_id = ?', sub);
+  if (filter.model !== undefined) add('(model = ? OR requested_model = ?)', filter.model);
+  if (filter.tag !== undefined) add('tag = ?', filter.tag);
+  if (filter.status !== undefined) add('status = ?', filter.status);
+  if (filter.from !== undefined) add('created_at >= ?', filter.from);
+  if (filter.to !== undefined) add('created_at < ?', filter.to);
+  if (filter.after !== undefined) {
+    add(
+      `(created_at, log_id) < (SELECT created_at, log_id FROM request_log
+         WHERE account_id = $1 AND request_id = ? ORDER BY created_at DESC, log_id DESC LIMIT 1)`,
+      filter.after,
+    );
+  }
+  values.push(filter.limit + 1);
+  const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
+    `SELECT * FROM request_log WHERE ${where.join(' AND ')}
+     ORDER BY created_at DESC, log_id DESC LIMIT $${values.length}`,
+    values,
+  );
+  return rows;
+}
+
+/** Every record of a month (`YYYY-MM`, UTC) for one account, or all accounts, oldest first: the export. */
+export async function monthOfRequests(sql: Sql, month: string, accountId?: string): Promise<RequestRow[]> {
+  const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
+    `SELECT * FROM request_log
+     WHERE created_at >= ($1 || '-01T00:00:00Z')::timestamptz
+       AND created_at < ($1 || '-01T00:00:00Z')::timestamptz + interval '1 month'
+       AND ($2::text IS NULL OR account_id = $2)
+     ORDER BY created_at, log_id`,
+    [month, accountId ?? null],
+  );
+  return rows;
+}
+
+/** Body hashes last referenced before `before`: the retention worker's to delete (a hash seen since stays). */
+export async function expiredBodies(sql: Sql, before: Date, limit: number): Promise<string[]> {
+  const { rows } = await sql.query<{ sha: string }>(
+    `SELECT sha FROM (
+       SELECT request_sha256 AS sha, created_at FROM request_log WHERE request_sha256 IS NOT NULL AND bodies_kept
+       UNION ALL
+       SELECT response_sha256, created_at FROM request_log WHERE response_sha256 IS NOT NULL AND bodies_kept
+     ) AS bodies GROUP BY sha HAVING max(created_at) < $1 LIMIT $2`,
+    [before, limit],
+  );
+  return rows.map((r) => r.sha);
+}

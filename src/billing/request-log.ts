@@ -1,0 +1,138 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { RequestRecord } from '../../events/request.ts';
+import type { KeyHolder } from '../accounts/live-state.ts';
+import type { BlobStore } from '../files/blob-store.ts';
+
+const gzipped = promisify(gzip);
+
+/** Where a body of the request log is kept: content-addressed by the SHA-256 of its JSON. */
+export function bodyKey(sha256: string): string {
+  return `requests/${sha256.slice(0, 2)}/${sha256}.json.gz`;
+}
+
+/** The JSON of a body and its SHA-256, the way the log hashes it. */
+export function bodyJson(body: unknown): { json: string; sha256: string } {
+  const json = JSON.stringify(body);
+  return { json, sha256: createHash('sha256').update(json).digest('hex') };
+}
+
+/**
+ * The request log's bodies: gzipped into the blob store under their hash. Writes are not awaited (and the store
+ * does not fsync): the event holds the hash, so a body lost in a crash is reported missing, never wrong.
+ */
+export class RequestBodies {
+  constructor(
+    private readonly blobs: BlobStore,
+    readonly keep: boolean,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  /** Hashes the body and, when bodies are kept, sends it to the store in the background. */
+  save(body: unknown): string | null {
+    if (body === undefined) return null;
+    const { json, sha256 } = bodyJson(body);
+    if (this.keep) {
+      void gzipped(json)
+        .then((bytes) => this.blobs.write(bodyKey(sha256), bytes))
+        .catch(this.onError);
+    }
+    return sha256;
+  }
+}
+
+export interface RequestInfo {
+  requestId: string;
+  auth: KeyHolder;
+  endpoint: string;
+  body: unknown;
+}
+
+/**
+ * One request's record as it is served: the pipeline fills in which model served it, after how many attempts,
+ * and what came back; the settlement (or, for a refusal, the HTTP layer) turns it into the event, once.
+ */
+export class RequestLog {
+  readonly logId = `rlog_${randomUUID().replaceAll('-', '')}`;
+  private readonly started = performance.now();
+  private readonly at = new Date().toISOString();
+  tag: string | null = null;
+  model: string | null = null;
+  provider: string | null = null;
+  attempts = 0;
+  fallbacks = 0;
+  stream = false;
+  /** Set when the request reached the pipeline (the route built its call context). */
+  metered = false;
+  firstByteMs: number | null = null;
+  errorType: string | null = null;
+  usage: Record<string, unknown> | null = null;
+  private response: unknown;
+  private done = false;
+
+  constructor(
+    private readonly bodies: RequestBodies,
+    readonly info: RequestInfo,
+  ) {}
+
+  get finished(): boolean {
+    return this.done;
+  }
+
+  tried(model: string, provider: string, index: number): void {
+    this.model = model;
+    this.provider = provider;
+    this.attempts = index + 1;
+    this.fallbacks = index;
+  }
+
+  firstByte(): void {
+    this.firstByteMs ??= Math.round(performance.now() - this.started);
+  }
+
+  respond(response: unknown): void {
+    this.response ??= response;
+  }
+
+  /** The event's data, once: undefined when the request was already recorded. */
+  finish(end: { status: number; costNanos: bigint; holdId: string | null }): RequestRecord | undefined {
+    if (this.done) return undefined;
+    this.done = true;
+    const totalMs = Math.round(performance.now() - this.started);
+    const body = this.info.body;
+    const requestedModel =
+      body && typeof body === 'object' && typeof (body as { model?: unknown }).model === 'string'
+        ? (body as { model: string }).model
+        : null;
+    const served = end.status < 400;
+    return {
+      logId: this.logId,
+      requestId: this.info.requestId,
+      accountId: this.info.auth.accountId,
+      subAccountId: this.info.auth.subAccountId,
+      keyId: this.info.auth.keyId,
+      tag: this.tag,
+      endpoint: this.info.endpoint,
+      requestedModel,
+      model: served ? this.model : null,
+      provider: served ? this.provider : null,
+      status: end.status,
+      errorType: served ? null : this.errorType,
+      stream: this.stream,
+      usage: this.usage,
+      costNanos: end.costNanos.toString(),
+      holdId: end.holdId,
+      firstByteMs: this.firstByteMs ?? (served ? totalMs : null),
+      totalMs,
+      attempts: this.attempts,
+      fallbacks: this.fallbacks,
+      cacheStatus: null,
+      routing: null,
+      requestSha256: body !== null && typeof body === 'object' ? this.bodies.save(body) : null,
+      responseSha256: this.response === undefined ? null : this.bodies.save(this.response),
+      bodiesKept: this.bodies.keep,
+      at: this.at,
+    };
+  }
+}

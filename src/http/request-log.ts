@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type RequestBodies, RequestLog } from '../billing/request-log.ts';
+import type { Spending } from '../billing/spending.ts';
+import { describeError } from './errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request log's record; `callContext` marks it metered when the request reaches the pipeline. */
+    requestLog?: RequestLog;
+  }
+}
+
+function newLog(request: FastifyRequest, bodies: RequestBodies): RequestLog {
+  return new RequestLog(bodies, {
+    requestId: request.id,
+    auth: request.auth,
+    endpoint: request.routeOptions.url ?? request.url.split('?')[0] ?? request.url,
+    body: request.body,
+  });
+}
+
+/**
+ * The request log at the edge: every authenticated request gets a record; one that reached the pipeline and settled
+ * nothing (refused: 402, 404 model_not_found, a provider's failure) or was rate limited is logged when its answer
+ * has gone, through the budget stream's writer, so it joins that stream's next append instead of a flush of its own.
+ */
+export function requestLogHooks(app: FastifyInstance, bodies: RequestBodies, spending: Spending): void {
+  app.addHook('preHandler', async (request) => {
+    if (request.auth && request.method === 'POST') request.requestLog ??= newLog(request, bodies);
+  });
+  app.addHook('onError', async (request, _reply, error) => {
+    if (!request.auth) return;
+    request.requestLog ??= newLog(request, bodies);
+    request.requestLog.errorType = describeError(error).body.error.type;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const log = request.requestLog;
+    if (!log || log.finished) return;
+    if (!log.metered && reply.statusCode !== 429) return;
+    const record = log.finish({ status: reply.statusCode, costNanos: 0n, holdId: null });
+    if (!record) return;
+    spending.logRequest(record).catch((error) => {
+      request.log.error({ err: error }, 'logging a refused request failed');
+    });
+  });
+}

@@ -1,0 +1,68 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { listRequests } from '../../../../projections/requests/queries.ts';
+import type { Sql } from '../../../../projections/types.ts';
+import { RequestRefused } from '../../../contracts/errors.ts';
+import type { BlobStore } from '../../../files/blob-store.ts';
+import { findLoggedRequest, loggedBodies, loggedRequest } from '../../../requests/lookup.ts';
+import { requestView } from '../../../requests/view.ts';
+
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  after: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  tag: z.string().min(1).optional(),
+  status: z.coerce.number().int().min(100).max(599).optional(),
+  sub_account_id: z.string().min(1).optional(),
+  from: z.coerce.date().optional(),
+  to: z.coerce.date().optional(),
+});
+
+/**
+ * The request log: an account reads its own requests, a sub-account key only its sub-account's. Another owner's
+ * id is a 404, as an unknown one.
+ */
+export const requestsRoutes =
+  (sql: Sql, blobs: BlobStore): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.get('/requests', { schema: { querystring: ListQuery } }, async (request) => {
+      const q = request.query;
+      const rows = await listRequests(
+        sql,
+        { accountId: request.auth.accountId, subAccountId: request.auth.subAccountId },
+        {
+          limit: q.limit,
+          ...(q.after !== undefined && { after: q.after }),
+          ...(q.model !== undefined && { model: q.model }),
+          ...(q.tag !== undefined && { tag: q.tag }),
+          ...(q.status !== undefined && { status: q.status }),
+          ...(q.sub_account_id !== undefined && { subAccountId: q.sub_account_id }),
+          ...(q.from !== undefined && { from: q.from }),
+          ...(q.to !== undefined && { to: q.to }),
+        },
+      );
+      const data = rows.slice(0, q.limit).map((row) => requestView(loggedRequest(row)));
+      return {
+        object: 'list',
+        data,
+        has_more: rows.length > q.limit,
+        last_id: data.at(-1)?.id ?? null,
+      };
+    });
+
+    app.get('/requests/:id', { schema: { params: z.object({ id: z.string().min(1) }) } }, async (request) => {
+      const logged = await findLoggedRequest(
+        sql,
+        request.auth.accountId,
+        request.params.id,
+        request.auth.subAccountId,
+      );
+      if (!logged) throw new RequestRefused('not_found', `No request ${request.params.id}`);
+      const bodies = await loggedBodies(blobs, logged);
+      return {
+        ...requestView(logged),
+        request_body: bodies?.request ?? null,
+        response_body: bodies?.response ?? null,
+      };
+    });
+  };

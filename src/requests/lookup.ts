@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { findRequest, type RequestOwner, type RequestRow } from '../../projections/requests/queries.ts';
+import type { Sql } from '../../projections/types.ts';
+import { bodyKey } from '../billing/request-log.ts';
+import type { BlobStore } from '../files/blob-store.ts';
+
+const gunzipped = promisify(gunzip);
+
+/** One request of the log, as the read model holds it (bodies are fetched apart, by hash). */
+export interface LoggedRequest {
+  logId: string;
+  requestId: string;
+  accountId: string;
+  subAccountId: string | null;
+  keyId: string;
+  tag: string | null;
+  endpoint: string;
+  requestedModel: string | null;
+  model: string | null;
+  provider: string | null;
+  status: number;
+  errorType: string | null;
+  stream: boolean;
+  usage: Record<string, unknown> | null;
+  costNanos: bigint;
+  holdId: string | null;
+  firstByteMs: number | null;
+  totalMs: number;
+  attempts: number;
+  fallbacks: number;
+  cacheStatus: string | null;
+  routing: unknown;
+  requestSha256: string | null;
+  responseSha256: string | null;
+  bodiesKept: boolean;
+  createdAt: Date;
+}
+
+export function loggedRequest(row: RequestRow): LoggedRequest {
+  return {
+    logId: row.log_id,
+    requestId: row.request_id,
+    accountId: row.account_id,
+    subAccountId: row.sub_account_id,
+    keyId: row.key_id,
+    tag: row.tag,
+    endpoint: row.endpoint,
+    requestedModel: row.requested_model,
+    model: row.model,
+    provider: row.provider,
+    status: row.status,
+    errorType: row.error_type,
+    stream: row.stream,
+    usage: row.usage,
+    costNanos: BigInt(row.cost_nanos),
+    holdId: row.hold_id,
+    firstByteMs: row.first_byte_ms,
+    totalMs: row.total_ms,
+    attempts: row.attempts,
+    fallbacks: row.fallbacks,
+    cacheStatus: row.cache_status,
+    routing: row.routing ?? null,
+    requestSha256: row.request_sha256,
+    responseSha256: row.response_sha256,
+    bodiesKept: row.bodies_kept,
+    createdAt: row.created_at,
+  };
+}
+
+/** The account's request with this X-Request-Id (its newest, should a client have reused the id). */
+export async function findLoggedRequest(
+  sql: Sql,
+  accountId: string,
+  requestId: string,
+  subAccountId: string | null = null,
+): Promise<LoggedRequest | undefined> {
+  const owner: RequestOwner = { accountId, subAccountId };
+  const row = await findRequest(sql, owner, requestId);
+  return row && loggedRequest(row);
+}
+
+/**
+ * A stored body, checked against the hash the log holds: undefined when it was never kept, has been deleted
+ * (retention) or does not match (a body the log cannot vouch for is not served).
+ */
+export async function loggedBody(blobs: BlobStore, sha256: string | null): Promise<unknown> {
+  if (sha256 === null) return undefined;
+  const key = bodyKey(sha256);
+  if ((await blobs.size(key)) === undefined) return undefined;
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of blobs.read(key)) chunks.push(chunk as Buffer);
+  } catch {
+    return undefined;
+  }
+  const json = (await gunzipped(Buffer.concat(chunks))).toString('utf8');
+  if (createHash('sha256').update(json).digest('hex') !== sha256) return undefined;
+  return JSON.parse(json);
+}
+
+/** Both bodies of a logged request, or undefined when they were dropped or deleted. */
+export async function loggedBodies(
+  blobs: BlobStore,
+  logged: Pick<LoggedRequest, 'bodiesKept' | 'requestSha256' | 'responseSha256'>,
+): Promise<{ request: unknown; response: unknown } | undefined> {
+  if (!logged.bodiesKept) return undefined;
+  const request = await loggedBody(blobs, logged.requestSha256);
+  const response = await loggedBody(blobs, logged.responseSha256);
+  if (request === undefined && response === undefined) return undefined;
+  return { request: request ?? null, response: response ?? null };
+}

@@ -1,0 +1,34 @@
+import { nanosToCents } from '../contracts/money.ts';
+import type { LoggedRequest } from './lookup.ts';
+
+/** A logged request as `/v1/requests` answers it: cost in cents (and exact nano-dollars), timings, hashes. */
+export function requestView(logged: LoggedRequest) {
+  return {
+    object: 'request',
+    id: logged.requestId,
+    created_at: logged.createdAt.toISOString(),
+    endpoint: logged.endpoint,
+    requested_model: logged.requestedModel,
+    model: logged.model,
+    provider: logged.provider,
+    status: logged.status,
+    error_type: logged.errorType,
+    stream: logged.stream,
+    tag: logged.tag,
+    sub_account_id: logged.subAccountId,
+    key_id: logged.keyId,
+    usage: logged.usage,
+    cost_cents: nanosToCents(logged.costNanos),
+    cost_nanos: logged.costNanos.toString(),
+    hold_id: logged.holdId,
+    latency_first_byte_ms: logged.firstByteMs,
+    latency_ms: logged.totalMs,
+    attempts: logged.attempts,
+    fallbacks: logged.fallbacks,
+    cache_status: logged.cacheStatus,
+    routing: logged.routing,
+    request_sha256: logged.requestSha256,
+    response_sha256: logged.responseSha256,
+    bodies_kept: logged.bodiesKept,
+  };
+}

@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FsBlobStore } from '../../src/files/blob-store.ts';
+import { deleteExpiredBodies } from '../../src/requests/retention.ts';
+import { runCli } from '../support/cli.ts';
+import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { type Json, json } from '../support/json.ts';
+import { startMistralUpstream } from '../upstreams/mistral.ts';
+import { startOpenAiUpstream } from '../upstreams/openai.ts';
+import type { Upstream } from '../upstreams/types.ts';
+
+let openai: Upstream;
+let mistral: Upstream;
+let gateway: TestGateway;
+let key: string;
+let client: OpenAI;
+
+const sha = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+const get = async (path: string, apiKey = key) =>
+  fetch(`${gateway.url}/v1${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
+/** The request's record once the read model has it. */
+const logged = (id: string, apiKey = key): Promise<Response> =>
+  eventually(
+    () => get(`/requests/${id}`, apiKey),
+    (r) => r.status === 200,
+    3000,
+  );
+
+/** The record with its bodies: they are written to the store in the background, after the answer. */
+const withBodies = async (id: string): Promise<Json> =>
+  eventually(
+    async () => json(await logged(id)),
+    (r) => r.request_body !== null && r.response_body !== null,
+    3000,
+  );
+
+beforeAll(async () => {
+  [openai, mistral] = await Promise.all([startOpenAiUpstream(), startMistralUpstream()]);
+  gateway = await startTestGateway({
+    OPENAI_API_KEY: 'sk-upstream',
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    MISTRAL_API_KEY: 'upstream-mistral',
+    MISTRAL_BASE_URL: `${mistral.url}/v1`,
+  });
+  const account = await json(await gateway.admin('/accounts', { name: 'logged' }));
+  key = account.key;
+  await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 1000, reference: 'p' });
+  client = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await Promise.all([openai?.close(), mistral?.close()]);
+});
+
+describe('the request log: every request an event, read back through /v1/requests', () => {
+  it('logs a plain chat completion with its cost, timings, and bodies whose hashes match the event', async () => {
+    const messages = [{ role: 'user' as const, content: 'Bonjour, journal' }];
+    const { data, response } = await client.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages }, { headers: { 'x-gw-tag': 'log-test' } })
+      .withResponse();
+    const id = response.headers.get('x-request-id') as string;
+    const record = await withBodies(id);
+    expect(record).toMatchObject({
+      id,
+      endpoint: '/v1/chat/completions',
+      requested_model: 'openai/gpt-4o-mini',
+      model: 'openai/gpt-4o-mini',
+      provider: 'openai',
+      status: 200,
+      stream: false,
+      tag: 'log-test',
+      attempts: 1,
+      fallbacks: 0,
+      cache_status: null,
+      routing: null,
+      bodies_kept: true,
+    });
+    expect(record.cost_cents).toBeCloseTo(Number(response.headers.get('x-cost-cents')), 9);
+    expect(record.hold_id).toMatch(/^hold_/);
+    expect(record.latency_ms).toBeGreaterThanOrEqual(record.latency_first_byte_ms);
+    expect(record.request_body).toMatchObject({ model: 'openai/gpt-4o-mini', messages });
+    expect(sha(record.request_body)).toBe(record.request_sha256);
+    expect(sha(record.response_body)).toBe(record.response_sha256);
+    expect(JSON.stringify(record.response_body)).toContain(data.choices[0]?.message.content as string);
+  });
+
+  it('logs a streamed completion assembled, and tells the stream’s cost (which has no X-Cost-Cents)', async () => {
+    const { data: stream, response } = await client.chat.completions
+      .create({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'one two three' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      })
+      .withResponse();
+    let text = '';
+    let cost: number | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) cost = (chunk.usage as { cost_cents?: number }).cost_cents;
+    }
+    const id = response.headers.get('x-request-id') as string;
+    const record = await withBodies(id);
+    expect(record).toMatchObject({ status: 200, stream: true, model: 'openai/gpt-4o-mini' });
+    expect(record.cost_cents).toBeGreaterThan(0);
+    expect(record.cost_cents).toBeCloseTo(cost as number, 9);
+    expect(record.response_body.choices[0]).toMatchObject({ index: 0, text, finish_reason: 'stop' });
+    expect(sha(record.response_body)).toBe(record.response_sha256);
+  });
+
+  it('logs embeddings, a 404 unknown model and a 402 refusal, and lists them newest first with cursor paging', async () => {
+    const { response } = await client.embeddings
+      .create({ model: 'mistral/mistral-embed', input: 'the quick brown fox' })
+      .withResponse();
+    const embedId = response.headers.get('x-request-id') as string;
+    const missing = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(missing.status).toBe(404);
+    const poor = await json(await gateway.admin('/accounts', { name: 'poor' }));
+    await gateway.admin(`/accounts/${poor.account_id}/top-ups`, { cents: 1, reference: 'p' });
+    const refused = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${poor.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'openai/gpt-4o',
+        max_tokens: 100_000,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    });
+    expect(refused.status).toBe(402);
+
+    const embed = await json(await logged(embedId));
+    expect(embed).toMatchObject({ endpoint: '/v1/embeddings', status: 200, provider: 'mistral' });
+    expect(embed.cost_cents).toBeGreaterThan(0);
+    const notFound = await json(await logged(missing.headers.get('x-request-id') as string));
+    expect(notFound).toMatchObject({
+      status: 404,
+      error_type: 'model_not_found',
+      cost_cents: 0,
+      model: null,
+    });
+    const poorRecord = await json(await logged(refused.headers.get('x-request-id') as string, poor.key));
+    expect(poorRecord).toMatchObject({ status: 402, error_type: 'insufficient_balance', cost_cents: 0 });
+
+    const all: Json[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await json(await get(`/requests?limit=2${after ? `&after=${after}` : ''}`));
+      all.push(...page.data);
+      if (!page.has_more) break;
+      after = page.last_id;
+    }
+    expect(all.map((r) => r.id)[0]).toBe(missing.headers.get('x-request-id'));
+    expect(all).toHaveLength(4);
+    const times = all.map((r) => Date.parse(r.created_at));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    const failures = await json(await get('/requests?status=404'));
+    expect(failures.data.map((r: Json) => r.id)).toEqual([missing.headers.get('x-request-id')]);
+    const embeddings = await json(await get('/requests?model=mistral/mistral-embed'));
+    expect(embeddings.data.map((r: Json) => r.id)).toEqual([embedId]);
+  });
+
+  it('keeps another account’s and another sub-account’s requests out of sight (404)', async () => {
+    const { response } = await client.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'mine' }] })
+      .withResponse();
+    const id = response.headers.get('x-request-id') as string;
+    await logged(id);
+    const other = await json(await gateway.admin('/accounts', { name: 'other' }));
+    expect((await get(`/requests/${id}`, other.key)).status).toBe(404);
+    expect((await json(await get('/requests', other.key))).data).toEqual([]);
+    const sub = await json(
+      await fetch(`${gateway.url}/v1/sub-accounts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'customer', spend_cap_cents: 100 }),
+      }),
+    );
+    expect((await get(`/requests/${id}`, sub.key)).status).toBe(404);
+    const subClient = new OpenAI({ apiKey: sub.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    const own = await subClient.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'sub' }] })
+      .withResponse();
+    const subId = own.response.headers.get('x-request-id') as string;
+    expect(await json(await logged(subId, sub.key))).toMatchObject({ sub_account_id: sub.id });
+    const listed = await json(await get('/requests', sub.key));
+    expect(listed.data.map((r: Json) => r.id)).toEqual([subId]);
+  });
+
+  it('deletes bodies past the retention, leaving the metadata readable and the audit passing', async () => {
+    const { response } = await client.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'forget me' }] })
+      .withResponse();
+    const id = response.headers.get('x-request-id') as string;
+    const before = await withBodies(id);
+    expect(before.response_body).not.toBeNull();
+    const blobs = new FsBlobStore(join(gateway.env.GATEWAY_DATA_DIR as string, 'blobs'));
+    const deleted = await deleteExpiredBodies(
+      gateway.runtime.database.pool,
+      blobs,
+      new Date(Date.now() + 60_000),
+    );
+    expect(deleted).toBeGreaterThan(0);
+    const after = await json(await get(`/requests/${id}`));
+    expect(after).toMatchObject({
+      id,
+      status: 200,
+      cost_cents: before.cost_cents,
+      response_sha256: before.response_sha256,
+      request_body: null,
+      response_body: null,
+    });
+    const audit = await runCli(['audit'], gateway.env);
+    expect(audit.code, audit.stderr + audit.stdout).toBe(0);
+  });
+});
