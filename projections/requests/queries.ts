@@ -122,3 +122,12 @@ export async function expiredBodies(sql: Sql, before: Date, limit: number): Prom
   );
   return rows.map((r) => r.sha);
 }
+
+/** The newest record with this request id, of any account: the operator's lookup. */
+export async function findRequestAnywhere(sql: Sql, requestId: string): Promise<RequestRow | undefined> {
+  const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
+    `SELECT * FROM request_log WHERE request_id = $1 ORDER BY created_at DESC, log_id DESC LIMIT 1`,
+    [requestId],
+  );
+  return rows[0];
+}

@@ -11,6 +11,7 @@ import { projectionStatus } from '../projections/status.ts';
 import { checkEndpointUrl } from '../webhooks/url.ts';
 import { type DirectSession, openDirect } from './direct.ts';
 import { findRunningGateway, RemoteError } from './remote.ts';
+import { exportRequests, showRequest } from './requests.ts';
 import { showWebhooks } from './webhooks.ts';
 
 const USAGE = `Usage: npm run gateway -- <command>
@@ -30,6 +31,8 @@ const USAGE = `Usage: npm run gateway -- <command>
                                                      models, holds, caps, balances; a report, exit 3 on a mismatch
   balance --account ID --at ISO_TIME                 the balance as it stood at that instant, from the log
   export --account ID --month YYYY-MM [--format csv] the month's charges for finance, one CSV line each
+  requests show ID [--account ID]                    one logged request (by X-Request-Id), with its bodies when kept
+  requests export --month YYYY-MM [--account ID]     the month's request log as JSON lines, oldest first
 
 Talks to the gateway at GATEWAY_URL (default http://127.0.0.1:$PORT) with GATEWAY_ADMIN_TOKEN (or the token in
 GATEWAY_DATA_DIR); when no gateway runs, works on the store directly. projections, audit, balance, export and
@@ -98,6 +101,8 @@ async function run(argv: string[]): Promise<unknown> {
       () => openDirect(config),
     );
   }
+  if (group === 'requests')
+    return runAuditor(requestsCommand(action, argument, flags, config), () => openDirect(config));
   if (group === 'audit' || group === 'balance' || group === 'export')
     return runAuditor(auditorCommand(group, flags), () => openDirect(config));
 
@@ -246,6 +251,28 @@ function auditorCommand(group: 'audit' | 'balance' | 'export', flags: Flags): Au
       return _exhaustive;
     }
   }
+}
+
+function requestsCommand(
+  action: string | undefined,
+  id: string | undefined,
+  flags: Flags,
+  config: Config,
+): AuditorCommand {
+  if (action === 'show') {
+    if (!id) throw new UsageError('requests show ID');
+    return async (s) => {
+      const found = await showRequest(s.database.pool, config.dataDir, id, flags.account);
+      if (!found) throw new DomainError('not_found', `No request ${id}`);
+      return found;
+    };
+  }
+  if (action === 'export') {
+    const month = required(flags, 'month');
+    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new UsageError('--month must read YYYY-MM');
+    return async (s) => new TextOutput(await exportRequests(s.database.pool, month, flags.account));
+  }
+  throw new UsageError('requests show ID | requests export --month YYYY-MM');
 }
 
 async function runAuditor(command: AuditorCommand, open: () => Promise<DirectSession>): Promise<unknown> {

@@ -219,3 +219,31 @@ describe('the request log: every request an event, read back through /v1/request
     expect(audit.code, audit.stderr + audit.stdout).toBe(0);
   });
 });
+
+describe('the request log from the CLI', () => {
+  it('shows one request with its bodies, and exports the month as JSON lines', async () => {
+    const { response } = await client.chat.completions
+      .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'for the auditors' }] })
+      .withResponse();
+    const id = response.headers.get('x-request-id') as string;
+    const record = await withBodies(id);
+    const shown = await runCli(['requests', 'show', id], gateway.env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.json).toMatchObject({
+      id,
+      cost_cents: record.cost_cents,
+      request_body: record.request_body,
+    });
+    const month = new Date().toISOString().slice(0, 7);
+    const exported = await runCli(['requests', 'export', '--month', month], gateway.env);
+    expect(exported.code, exported.stderr).toBe(0);
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map((l) => l.id)).toContain(id);
+    expect(lines.at(-1)).toMatchObject({ id, cost_nanos: record.cost_nanos });
+    const unknown = await runCli(['requests', 'show', 'no-such-request'], gateway.env);
+    expect(unknown.code).toBe(1);
+  });
+});

@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+import { findRequest, findRequestAnywhere, monthOfRequests } from '../../projections/requests/queries.ts';
+import type { Sql } from '../../projections/types.ts';
+import { FsBlobStore } from '../files/blob-store.ts';
+import { loggedBodies, loggedRequest } from '../requests/lookup.ts';
+import { requestView } from '../requests/view.ts';
+
+/** `requests show ID [--account ID]`: the record and its bodies when kept; undefined when unknown. */
+export async function showRequest(
+  sql: Sql,
+  dataDir: string,
+  requestId: string,
+  accountId?: string,
+): Promise<unknown> {
+  const row = accountId
+    ? await findRequest(sql, { accountId, subAccountId: null }, requestId)
+    : await findRequestAnywhere(sql, requestId);
+  if (!row) return undefined;
+  const logged = loggedRequest(row);
+  const bodies = await loggedBodies(new FsBlobStore(join(dataDir, 'blobs')), logged);
+  return {
+    ...requestView(logged),
+    account_id: logged.accountId,
+    request_body: bodies?.request ?? null,
+    response_body: bodies?.response ?? null,
+  };
+}
+
+/** `requests export --month YYYY-MM [--account ID]`: one JSON line per request, oldest first (no bodies). */
+export async function exportRequests(sql: Sql, month: string, accountId?: string): Promise<string> {
+  const rows = await monthOfRequests(sql, month, accountId);
+  return rows
+    .map((row) => {
+      const logged = loggedRequest(row);
+      return `${JSON.stringify({ ...requestView(logged), account_id: logged.accountId })}\n`;
+    })
+    .join('');
+}
