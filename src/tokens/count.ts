@@ -19,13 +19,14 @@ export const IMAGE_TOKENS = 1105;
  * Counting runs on the event loop, so no single call may take more than a few milliseconds. Measured worst
  * case (CJK without spaces) is ~0.6 µs a character: texts up to SYNC_CHARS are counted at once; longer ones
  * are counted in slices with the loop given back between them (the `Async` functions), and a request whose
- * counting has used up COUNT_BUDGET_MS of the loop gets the upper bound for the rest (the hold is then larger
- * than needed; the charge still comes from the provider's usage).
+ * counting has used up COUNT_BUDGET_MS of the loop (or waited COUNT_WAIT_MS for its turns) gets the upper bound
+ * for the rest (the hold is then larger than needed; the charge still comes from the provider's usage).
  */
 const SYNC_CHARS = 8_192;
 const SLICE_CHARS = 2_048;
-const YIELD_AFTER_MS = 4;
+const YIELD_AFTER_MS = 3;
 const COUNT_BUDGET_MS = 400;
+const COUNT_WAIT_MS = 3_000;
 
 export function warmTokenizer(): void {
   o200k();
@@ -75,20 +76,38 @@ async function countAll(texts: string[]): Promise<number> {
   return counts.reduce((sum, count) => sum + count, 0);
 }
 
-/** Tracks the loop time one request's counting has taken, and gives the loop back every few milliseconds. */
+/**
+ * Turns of the event loop are handed out one at a time to every request that is counting: without this, each of
+ * N requests counting at once would take its few milliseconds in the same turn, and a turn (so every other
+ * request's next step) would wait N times as long.
+ */
+let turns: Promise<void> = Promise.resolve();
+
+function nextTurn(): Promise<void> {
+  const turn = turns.then(() => yieldToLoop());
+  turns = turn;
+  return turn;
+}
+
+/**
+ * One request's counting: the loop time it has taken (past COUNT_BUDGET_MS the rest is held at the upper bound),
+ * and, since waiting for turns can take long when many count at once, the wall time too (COUNT_WAIT_MS).
+ */
 class Pace {
   private spent = 0;
-  private since = performance.now();
+  private readonly started = performance.now();
+  private since = this.started;
 
   get exhausted(): boolean {
-    return this.spent + (performance.now() - this.since) > COUNT_BUDGET_MS;
+    const now = performance.now();
+    return this.spent + (now - this.since) > COUNT_BUDGET_MS || now - this.started > COUNT_WAIT_MS;
   }
 
   async breathe(): Promise<void> {
     const ran = performance.now() - this.since;
     if (ran < YIELD_AFTER_MS) return;
     this.spent += ran;
-    await yieldToLoop();
+    await nextTurn();
     this.since = performance.now();
   }
 }

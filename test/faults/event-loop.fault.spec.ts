@@ -52,7 +52,10 @@ describe('the event loop under fuzzing and huge bodies', () => {
     await gateway?.stop();
   });
 
-  it(`answers a canary within ${CANARY_P99_MS} ms at p99 meanwhile`, async () => {
+  // A latency bound on a shared 2-core machine: one scheduler hiccup (another process, a major GC) can push one
+  // run's p99 past it, so a run is tried up to three times. A regression of the kind this guards against (a request
+  // holding the loop for seconds) fails every attempt.
+  it(`answers a canary within ${CANARY_P99_MS} ms at p99 meanwhile`, { retry: 2 }, async () => {
     const stopAt = Date.now() + LOAD_MS;
     const fuzzed = generate(SEED, 20_000);
     const bodies = largeBodies();
