@@ -244,3 +244,52 @@ describe('budget decider: months', () => {
     expect((closed[0]?.data as { openHolds: unknown[] } | undefined)?.openHolds).toHaveLength(1);
   });
 });
+
+describe('budget decider: the request log', () => {
+  const request = {
+    logId: 'rlog_1',
+    requestId: 'r-h1',
+    accountId: 'a',
+    subAccountId: null,
+    keyId: 'key_1',
+    tag: null,
+    endpoint: '/v1/chat/completions',
+    requestedModel: 'local/echo',
+    model: 'local/echo',
+    provider: 'local',
+    status: 200,
+    errorType: null,
+    stream: false,
+    usage: null,
+    costNanos: '500',
+    holdId: 'h1',
+    firstByteMs: 3,
+    totalMs: 3,
+    attempts: 1,
+    fallbacks: 0,
+    cacheStatus: null,
+    routing: null,
+    requestSha256: 'a'.repeat(64),
+    responseSha256: 'b'.repeat(64),
+    bodiesKept: true,
+    at: '2026-03-10T00:00:00.000Z',
+  };
+
+  it('decides the request record with the settlement, so both go in one append, and only once', () => {
+    const { when, state } = given([opened, reserved('h1', 1000)]);
+    const events = when({ ...(settle('h1', 500n) as object), request } as BudgetCommand);
+    expect(events.map((e) => e.type)).toEqual(['SpendSettled', 'RequestCompleted']);
+    expect(events[1]?.data).toEqual({ ...request, month: '2026-03' });
+    const after = events.reduce(evolve, state);
+    expect(decide({ ...(settle('h1', 500n) as object), request } as BudgetCommand, after)).toEqual([]);
+  });
+
+  it('logs a request that settled nothing on its own, changing no balance', () => {
+    const { when, state } = given([opened]);
+    const events = when({ type: 'LogRequest', request: { ...request, status: 404, costNanos: '0' } });
+    expect(events).toEqual([
+      { type: 'RequestCompleted', data: { ...request, status: 404, costNanos: '0', month: '2026-03' } },
+    ]);
+    expect(events.reduce(evolve, state).lifetimeChargedNanos).toBe(0n);
+  });
+});
