@@ -33,6 +33,9 @@ import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
 import { ProviderHealth } from './providers/health.ts';
+import { requestLogReader } from './replays/request-log.ts';
+import { ReplayService } from './replays/service.ts';
+import { ShadowWorker } from './replays/shadow.ts';
 import { startRetentionWorker } from './requests/retention.ts';
 import { warmTokenizer } from './tokens/count.ts';
 import { Webhooks } from './webhooks/service.ts';
@@ -201,6 +204,24 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     describeError,
   });
   batchWorker.start();
+  const replayLog = requestLogReader(database.pool, blobs);
+  const replays = new ReplayService({
+    store,
+    sql: database.pool,
+    chat,
+    log: replayLog,
+    clock,
+    describeError,
+  });
+  const shadowWorker = new ShadowWorker({
+    store,
+    chat,
+    log: replayLog,
+    commands: replays.commands,
+    clock,
+    report: (message, error) => options.log(error === undefined ? message : `${message}: ${String(error)}`),
+  });
+  shadowWorker.start();
   const app = await buildApp({
     webhooks,
     chat,
@@ -209,6 +230,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     jobs,
     files,
     batches,
+    replays,
     pool: database.pool,
     live,
     accounts,
@@ -236,6 +258,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       retention.stop();
       await workers.stop();
       await batchWorker.stop();
+      await shadowWorker.stop();
       await webhookWorker.stop();
       await jobWorker.stop();
       await limiter.close();

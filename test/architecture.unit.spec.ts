@@ -45,6 +45,7 @@ const LAYERS: { name: string; units: string[] }[] = [
       'src/webhooks',
       'src/workers',
       'src/requests',
+      'src/replays',
     ],
   },
   { name: 'http', units: ['src/http'] },

@@ -11,6 +11,7 @@ import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { MediaUrls } from '../media/signed-urls.ts';
+import type { ReplayService } from '../replays/service.ts';
 import type { Webhooks } from '../webhooks/service.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { requestLogHooks } from './request-log.ts';
@@ -34,6 +35,7 @@ import { modelRoutes } from './routes/v1/models.ts';
 import { moderationsRoutes } from './routes/v1/moderations.ts';
 import { ocrRoutes } from './routes/v1/ocr.ts';
 import { realtimeRoutes } from './routes/v1/realtime.ts';
+import { replaysRoutes } from './routes/v1/replays.ts';
 import { requestsRoutes } from './routes/v1/requests.ts';
 import { rerankRoutes } from './routes/v1/rerank.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
@@ -59,6 +61,8 @@ export interface RouteDeps {
   jobs: JobRouteDeps;
   /** Signed webhook deliveries and the per-key signing secrets. */
   webhooks: Webhooks;
+  /** Replays of logged requests and live shadows. */
+  replays: ReplayService;
   /** Where the request log keeps bodies (or only hashes them). */
   requestBodies: RequestBodies;
 }
@@ -95,6 +99,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(requestsRoutes(deps.pool, deps.blobs));
       await v1.register(filesRoutes(deps.files));
       await v1.register(batchesRoutes(deps.batches, deps.live));
+      await v1.register(replaysRoutes(deps.replays, deps.live));
       await v1.register(webhookSecretRoutes(deps.webhooks.secrets));
     },
     { prefix: '/v1' },

@@ -1,0 +1,182 @@
+import type { z } from 'zod';
+import { evolve, initialState } from '../../commands/replay/decide.ts';
+import type { ReplayCommands } from '../../commands/replay/handler.ts';
+import { type GatewayEvent, parseAs, parseEvent } from '../../events/index.ts';
+import { type ReplayEvent, type ReplayRequested, replayStream } from '../../events/replay.ts';
+import type { RequestRecord } from '../../events/request.ts';
+import { type EventStore, START } from '../../events/store.ts';
+import { type ChatDeps, completeChat } from '../chat/complete.ts';
+import { score } from './judge.ts';
+import { asChatRequest, askedText, isReplayable, isSingleTurn, outputText } from './source.ts';
+import { type RequestLogReader, SHADOW_DEFAULTS } from './types.ts';
+
+type Shadow = z.infer<typeof ReplayRequested> & { matched: number };
+
+export interface ShadowDeps {
+  store: EventStore;
+  chat: ChatDeps;
+  log: RequestLogReader;
+  commands: ReplayCommands;
+  clock: () => Date;
+  report: (message: string, error?: unknown) => void;
+  concurrency?: number;
+  /** How long to wait for a mirrored request's read-model row and bodies to appear. */
+  settleMs?: number;
+}
+
+/**
+ * Live shadows. It follows the log, not the request path: a request is mirrored only after its
+ * `RequestCompleted` is durable, that is after its client was answered, so a shadow can neither delay nor fail it.
+ * Which requests are sampled is decided by their order in the log (the k-th matching request is taken when
+ * ⌊k·rate⌋ grows), so a restart, which reads the log again, picks the same ones; a comparison already recorded
+ * (`ShadowSampled`) is not run again.
+ */
+export class ShadowWorker {
+  private readonly shadows = new Map<string, Shadow>();
+  private readonly queue: { shadow: Shadow; record: RequestRecord; k: number }[] = [];
+  private readonly controller = new AbortController();
+  private running = 0;
+  private following: Promise<void> | undefined;
+  private readonly idle = new Set<() => void>();
+
+  constructor(private readonly deps: ShadowDeps) {}
+
+  start(): void {
+    this.following = this.follow();
+  }
+
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.following;
+    while (this.running > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
+  }
+
+  private async follow(): Promise<void> {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      try {
+        for await (const stored of this.deps.store.subscribe(START, signal)) {
+          const parsed = parseEvent(stored);
+          if (parsed.ok) this.apply(parsed.event);
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        this.deps.report('shadow replays: following the log failed, retrying', error);
+        this.shadows.clear();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  }
+
+  private apply(event: GatewayEvent): void {
+    switch (event.type) {
+      case 'ReplayRequested':
+        if (event.data.shadow) this.shadows.set(event.data.replayId, { ...event.data, matched: 0 });
+        return;
+      case 'ReplayFailed':
+      case 'ShadowStopped':
+        this.shadows.delete(event.data.replayId);
+        return;
+      case 'RequestCompleted':
+        for (const shadow of this.shadows.values()) this.consider(shadow, event.data);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private consider(shadow: Shadow, record: RequestRecord): void {
+    if (
+      record.accountId !== shadow.accountId ||
+      record.model !== shadow.sourceModel ||
+      record.endpoint !== shadow.endpoint ||
+      (shadow.sourceTag !== null && record.tag !== shadow.sourceTag) ||
+      record.status < 200 ||
+      record.status > 299 ||
+      record.requestId === shadow.sourceRequestId ||
+      record.requestId === shadow.requestId
+    ) {
+      return;
+    }
+    shadow.matched += 1;
+    const k = shadow.matched;
+    if (Math.floor(k * shadow.sampleRate) <= Math.floor((k - 1) * shadow.sampleRate)) return;
+    this.queue.push({ shadow, record, k });
+    this.pump();
+  }
+
+  private pump(): void {
+    const limit = this.deps.concurrency ?? SHADOW_DEFAULTS.concurrency;
+    while (this.running < limit && this.queue.length > 0 && !this.controller.signal.aborted) {
+      const next = this.queue.shift() as (typeof this.queue)[number];
+      this.running += 1;
+      this.mirror(next.shadow, next.record, next.k)
+        .catch((error) => this.deps.report(`shadow ${next.shadow.replayId}: mirroring failed`, error))
+        .finally(() => {
+          this.running -= 1;
+          for (const resolve of this.idle) resolve();
+          this.idle.clear();
+          this.pump();
+        });
+    }
+  }
+
+  /** Whether the shadow still wants this request: not stopped, not at its limit, not compared already. */
+  private async wanted(shadow: Shadow, requestId: string): Promise<boolean> {
+    const events = await this.deps.store.readStream(replayStream(shadow.replayId));
+    const state = events
+      .map((stored) => parseAs<ReplayEvent>(stored))
+      .filter((event): event is ReplayEvent => event !== undefined)
+      .reduce(evolve, initialState());
+    const live = state.status === 'running' || state.status === 'shadowing';
+    return live && !state.sampled.has(requestId) && state.sampled.size < state.maxRequests;
+  }
+
+  private async mirror(shadow: Shadow, record: RequestRecord, k: number): Promise<void> {
+    if (!isReplayable(shadow.endpoint) || !(await this.wanted(shadow, record.requestId))) return;
+    const logged = await this.eventually(() => this.deps.log.find(shadow.accountId, record.requestId));
+    const bodies = logged && (await this.eventually(() => logged.bodies()));
+    if (!logged || !bodies) return; // bodies dropped: nothing to mirror
+    const request = asChatRequest(shadow.endpoint, bodies.request, shadow.targetModel);
+    if (!isSingleTurn(request)) return;
+    const context = {
+      auth: { accountId: shadow.accountId, keyId: shadow.keyId, keyHash: '', subAccountId: null },
+      requestId: `${shadow.replayId}-shadow-${k}`,
+      tag: 'shadow',
+      signal: this.controller.signal,
+    };
+    const served = await completeChat(this.deps.chat, context, request, 'batch');
+    const source = outputText(bodies.response);
+    const target = outputText(served.completion);
+    const scored = await score(this.deps.chat, context, 'batch', askedText(request), source, target);
+    await this.deps.commands.handle(
+      shadow.replayId,
+      {
+        type: 'RecordSample',
+        sample: {
+          replayId: shadow.replayId,
+          sourceRequestId: record.requestId,
+          targetRequestId: context.requestId,
+          costSourceNanos: logged.costNanos.toString(),
+          costTargetNanos: served.costNanos.toString(),
+          judgeCostNanos: (scored.judge?.costNanos ?? 0n).toString(),
+          latencySourceMs: Math.max(0, Math.round(record.totalMs)),
+          latencyTargetMs: Math.max(0, Math.round(served.latencyMs)),
+          scoreDelta: scored.delta,
+          scoring: scored.scoring,
+        },
+      },
+      { now: this.deps.clock(), causationId: shadow.requestId },
+    );
+  }
+
+  /** The request log's row and bodies trail the event a little (a projection, a background write). */
+  private async eventually<T>(probe: () => Promise<T | undefined>): Promise<T | undefined> {
+    const deadline = Date.now() + (this.deps.settleMs ?? 10_000);
+    for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
+      const value = await probe();
+      if (value !== undefined || Date.now() > deadline || this.controller.signal.aborted) return value;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}

@@ -1,0 +1,23 @@
+/** A logged request as a replay needs it; `request-log.ts` reads it from the request log. */
+export interface LoggedSource {
+  requestId: string;
+  accountId: string;
+  subAccountId: string | null;
+  tag: string | null;
+  endpoint: string;
+  /** The model that served it; null when nothing was. */
+  model: string | null;
+  status: number;
+  costNanos: bigint;
+  latencyMs: number;
+  /** The stored bodies, or undefined when they were dropped (by setting or retention). */
+  bodies(): Promise<{ request: unknown; response: unknown } | undefined>;
+}
+
+export interface RequestLogReader {
+  /** The account's logged request, or undefined (another account's reads as missing). */
+  find(accountId: string, requestId: string): Promise<LoggedSource | undefined>;
+}
+
+/** A shadow's defaults: a tenth of the matching traffic, at most 100 comparisons, 4 running at once. */
+export const SHADOW_DEFAULTS = { sampleRate: 0.1, maxRequests: 100, concurrency: 4 } as const;
