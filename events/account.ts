@@ -36,6 +36,10 @@ export const AccountSettingsChanged = z.object({
   rateLimitRpm: z.number().int().positive().optional(),
   /** `balance.low` fires when the balance falls below this. */
   balanceLowThresholdNanos: Nanos.optional(),
+  /** The request log's bodies for this account: `keep`, `drop`, or null for the gateway's setting. */
+  requestBodies: z.enum(['keep', 'drop']).nullable().optional(),
+  /** Days the request log keeps this account's bodies; null for the gateway's setting. */
+  requestRetentionDays: z.number().int().positive().nullable().optional(),
 });
 
 /** A monthly (UTC calendar month) spending cap for a cost tag. */

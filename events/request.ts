@@ -21,7 +21,7 @@ export const RequestCompleted = z.object({
   /** The route, e.g. `/v1/chat/completions`. */
   endpoint: z.string(),
   requestedModel: z.string().nullable(),
-  /** The model and provider that served it; null when nothing was served. */
+  /** The model and provider that served it (or, on a provider's failure, the last one tried); null when none was. */
   model: z.string().nullable(),
   provider: z.string().nullable(),
   status: z.number().int(),

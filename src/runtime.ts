@@ -145,13 +145,16 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     fallbacks: config.fallbacks,
   };
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
-  const requestBodies = new RequestBodies(blobs, config.requestBodies === 'keep', (error) =>
-    options.log(`storing a request body failed: ${(error as Error).message}`),
+  const requestBodies = new RequestBodies(
+    blobs,
+    (accountId) => (live.account(accountId)?.requestBodies ?? config.requestBodies) === 'keep',
+    (error) => options.log(`storing a request body failed: ${(error as Error).message}`),
   );
   const retention = startRetentionWorker({
     sql: database.pool,
     blobs,
     retentionDays: config.requestRetentionDays,
+    overrides: () => live.retentionOverrides(),
     clock,
     log: options.log,
   });

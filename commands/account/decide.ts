@@ -15,7 +15,13 @@ export type AccountCommand =
   | { type: 'IssueKey'; key: NewKey }
   | { type: 'RevokeKey'; keyId: string }
   | { type: 'TopUp'; reference: string; amountNanos: bigint }
-  | { type: 'ChangeSettings'; rateLimitRpm?: number; balanceLowThresholdNanos?: bigint }
+  | {
+      type: 'ChangeSettings';
+      rateLimitRpm?: number;
+      balanceLowThresholdNanos?: bigint;
+      requestBodies?: 'keep' | 'drop' | null;
+      requestRetentionDays?: number | null;
+    }
   | { type: 'SetTagBudget'; tag: string; capNanos: bigint }
   | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number }
   /** The URL's form and address are checked before the command is built (that check is I/O). */
@@ -104,6 +110,10 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
         ...(command.balanceLowThresholdNanos === undefined
           ? {}
           : { balanceLowThresholdNanos: command.balanceLowThresholdNanos.toString() }),
+        ...(command.requestBodies === undefined ? {} : { requestBodies: command.requestBodies }),
+        ...(command.requestRetentionDays === undefined
+          ? {}
+          : { requestRetentionDays: command.requestRetentionDays }),
       };
       return Object.keys(data).length > 1 ? [{ type: 'AccountSettingsChanged', data }] : [];
     }

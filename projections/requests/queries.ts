@@ -110,15 +110,29 @@ export async function monthOfRequests(sql: Sql, month: string, accountId?: strin
   return rows;
 }
 
-/** Body hashes last referenced before `before`: the retention worker's to delete (a hash seen since stays). */
-export async function expiredBodies(sql: Sql, before: Date, limit: number): Promise<string[]> {
+/**
+ * Body hashes whose every reference is past its account's retention (`days` by account, else `defaultDays`) at
+ * `now`: the retention worker's to delete. A body two requests share stays while either still keeps it.
+ */
+export async function expiredBodies(
+  sql: Sql,
+  now: Date,
+  defaultDays: number,
+  days: Record<string, number>,
+  limit: number,
+): Promise<string[]> {
   const { rows } = await sql.query<{ sha: string }>(
     `SELECT sha FROM (
-       SELECT request_sha256 AS sha, created_at FROM request_log WHERE request_sha256 IS NOT NULL AND bodies_kept
+       SELECT request_sha256 AS sha, created_at, account_id FROM request_log
+         WHERE request_sha256 IS NOT NULL AND bodies_kept
        UNION ALL
-       SELECT response_sha256, created_at FROM request_log WHERE response_sha256 IS NOT NULL AND bodies_kept
-     ) AS bodies GROUP BY sha HAVING max(created_at) < $1 LIMIT $2`,
-    [before, limit],
+       SELECT response_sha256, created_at, account_id FROM request_log
+         WHERE response_sha256 IS NOT NULL AND bodies_kept
+     ) AS bodies
+     GROUP BY sha
+     HAVING max(created_at + make_interval(days => COALESCE(($3::jsonb ->> account_id)::int, $2))) < $1
+     LIMIT $4`,
+    [now, defaultDays, JSON.stringify(days), limit],
   );
   return rows.map((r) => r.sha);
 }

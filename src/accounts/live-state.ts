@@ -24,6 +24,9 @@ export interface LiveAccount {
   toppedUpNanos: bigint;
   balanceLowThresholdNanos: bigint;
   tagBudgets: Map<string, bigint>;
+  /** The request log's overrides for this account; null follows the gateway's settings. */
+  requestBodies: 'keep' | 'drop' | null;
+  requestRetentionDays: number | null;
 }
 
 export interface LiveSubAccount {
@@ -45,6 +48,15 @@ export interface LiveSubAccount {
  * subscription delivers its event.
  */
 export class LiveAccounts {
+  /** Accounts whose request log keeps bodies for other than the gateway's days: account id → days. */
+  retentionOverrides(): Record<string, number> {
+    const days: Record<string, number> = {};
+    for (const account of this.accounts.values()) {
+      if (account.requestRetentionDays !== null) days[account.accountId] = account.requestRetentionDays;
+    }
+    return days;
+  }
+
   private readonly keysByHash = new Map<string, KeyHolder>();
   private readonly keysById = new Map<string, KeyHolder>();
   private readonly accounts = new Map<string, LiveAccount>();
@@ -119,6 +131,8 @@ export class LiveAccounts {
           toppedUpNanos: 0n,
           balanceLowThresholdNanos: DEFAULT_BALANCE_LOW_NANOS,
           tagBudgets: new Map(),
+          requestBodies: null,
+          requestRetentionDays: null,
         });
         return;
       case 'ApiKeyIssued':
@@ -139,6 +153,10 @@ export class LiveAccounts {
         if (event.data.rateLimitRpm !== undefined) account.rateLimitRpm = event.data.rateLimitRpm;
         if (event.data.balanceLowThresholdNanos !== undefined) {
           account.balanceLowThresholdNanos = BigInt(event.data.balanceLowThresholdNanos);
+        }
+        if (event.data.requestBodies !== undefined) account.requestBodies = event.data.requestBodies;
+        if (event.data.requestRetentionDays !== undefined) {
+          account.requestRetentionDays = event.data.requestRetentionDays;
         }
         return;
       }

@@ -108,7 +108,12 @@ export class AccountService {
 
   async changeSettings(
     accountId: string,
-    settings: { rateLimitRpm?: number; balanceLowCents?: number },
+    settings: {
+      rateLimitRpm?: number;
+      balanceLowCents?: number;
+      requestBodies?: 'keep' | 'drop' | null;
+      requestRetentionDays?: number | null;
+    },
     correlationId?: string,
   ): Promise<void> {
     await this.handle(
@@ -120,6 +125,8 @@ export class AccountService {
           settings.balanceLowCents === undefined
             ? undefined
             : BigInt(settings.balanceLowCents) * NANOS_PER_CENT,
+        requestBodies: settings.requestBodies,
+        requestRetentionDays: settings.requestRetentionDays,
       },
       { now: this.clock(), correlationId },
     );

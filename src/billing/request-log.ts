@@ -25,15 +25,16 @@ export function bodyJson(body: unknown): { json: string; sha256: string } {
 export class RequestBodies {
   constructor(
     private readonly blobs: BlobStore,
-    readonly keep: boolean,
+    /** Whether an account's bodies are kept: its own setting, else the gateway's. */
+    readonly keeps: (accountId: string) => boolean,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
   /** Hashes the body and, when bodies are kept, sends it to the store in the background. */
-  save(body: unknown): string | null {
+  save(body: unknown, keep: boolean): string | null {
     if (body === undefined) return null;
     const { json, sha256 } = bodyJson(body);
-    if (this.keep) {
+    if (keep) {
       void gzipped(json)
         .then((bytes) => this.blobs.write(bodyKey(sha256), bytes))
         .catch(this.onError);
@@ -106,6 +107,7 @@ export class RequestLog {
         ? (body as { model: string }).model
         : null;
     const served = end.status < 400;
+    const keep = this.bodies.keeps(this.info.auth.accountId);
     return {
       logId: this.logId,
       requestId: this.info.requestId,
@@ -115,8 +117,9 @@ export class RequestLog {
       tag: this.tag,
       endpoint: this.info.endpoint,
       requestedModel,
-      model: served ? this.model : null,
-      provider: served ? this.provider : null,
+      // The last model tried: the one that served it, or the one whose provider failed.
+      model: this.model,
+      provider: this.provider,
       status: end.status,
       errorType: served ? null : this.errorType,
       stream: this.stream,
@@ -129,9 +132,9 @@ export class RequestLog {
       fallbacks: this.fallbacks,
       cacheStatus: null,
       routing: null,
-      requestSha256: body !== null && typeof body === 'object' ? this.bodies.save(body) : null,
-      responseSha256: this.response === undefined ? null : this.bodies.save(this.response),
-      bodiesKept: this.bodies.keep,
+      requestSha256: body !== null && typeof body === 'object' ? this.bodies.save(body, keep) : null,
+      responseSha256: this.response === undefined ? null : this.bodies.save(this.response, keep),
+      bodiesKept: keep,
       at: this.at,
     };
   }

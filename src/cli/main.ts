@@ -18,7 +18,9 @@ const USAGE = `Usage: npm run gateway -- <command>
 
   accounts create --name NAME                        open an account; prints {"account_id", "key", "key_id"}
   accounts update --account ID [--rate-limit-rpm N] [--balance-low-cents N]
-                                                     the account's requests per minute, and where balance.low fires
+                  [--request-bodies keep|drop|default] [--request-retention-days N|default]
+                                                     the account's requests per minute, where balance.low fires, and
+                                                     whether (and how long) its request bodies are kept
   keys create --account ID                           issue another key for an account
   keys revoke --key-id ID                            revoke a key at once
   topup --account ID --cents N --reference REF       record a payment; the same REF credits once
@@ -60,6 +62,16 @@ function required(flags: Flags, name: string): string {
   return value;
 }
 
+/** `--request-bodies keep|drop|default` (default: back to the gateway's setting). */
+function requestBodiesFlag(flags: Flags): 'keep' | 'drop' | null | undefined {
+  const raw = flags['request-bodies'];
+  if (raw === undefined) return undefined;
+  if (raw === 'default') return null;
+  if (raw !== 'keep' && raw !== 'drop')
+    throw new UsageError('--request-bodies must be keep, drop or default');
+  return raw;
+}
+
 function optionalInteger(flags: Flags, name: string, min: number): number | undefined {
   const raw = flags[name];
   if (raw === undefined) return undefined;
@@ -84,6 +96,8 @@ async function run(argv: string[]): Promise<unknown> {
       at: { type: 'string' },
       month: { type: 'string' },
       format: { type: 'string' },
+      'request-bodies': { type: 'string' },
+      'request-retention-days': { type: 'string' },
       url: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -139,14 +153,31 @@ async function accountCommand(
       const account = required(flags, 'account');
       const rpm = optionalInteger(flags, 'rate-limit-rpm', 1);
       const low = optionalInteger(flags, 'balance-low-cents', 0);
-      if (rpm === undefined && low === undefined)
-        throw new UsageError('give --rate-limit-rpm or --balance-low-cents');
-      const body = { rate_limit_rpm: rpm, balance_low_cents: low };
+      const bodies = requestBodiesFlag(flags);
+      const days =
+        flags['request-retention-days'] === 'default'
+          ? null
+          : optionalInteger(flags, 'request-retention-days', 1);
+      if (rpm === undefined && low === undefined && bodies === undefined && days === undefined)
+        throw new UsageError(
+          'give --rate-limit-rpm, --balance-low-cents, --request-bodies or --request-retention-days',
+        );
+      const body = {
+        rate_limit_rpm: rpm,
+        balance_low_cents: low,
+        request_bodies: bodies,
+        request_retention_days: days,
+      };
       return {
         path: `/accounts/${encodeURIComponent(account)}/settings`,
         body,
         direct: async (s) => {
-          await s.accounts.changeSettings(account, { rateLimitRpm: rpm, balanceLowCents: low });
+          await s.accounts.changeSettings(account, {
+            rateLimitRpm: rpm,
+            balanceLowCents: low,
+            requestBodies: bodies,
+            requestRetentionDays: days,
+          });
           return { account_id: account, ...body };
         },
       };

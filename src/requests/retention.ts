@@ -3,17 +3,29 @@ import type { Sql } from '../../projections/types.ts';
 import { bodyKey } from '../billing/request-log.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 
-const DAY_MS = 24 * 60 * 60 * 1000;
 /** Hashes looked at per run; the rest wait for the next run. */
 const LIMIT = 100_000;
 
+export interface Retention {
+  /** The gateway's days (GATEWAY_REQUEST_RETENTION_DAYS). */
+  days: number;
+  /** Accounts with days of their own. */
+  overrides: Record<string, number>;
+}
+
 /**
- * Deletes the bodies no request since `before` refers to. Events are never touched: the log keeps each body's
- * hash, so the chain still proves what was served, and the metadata stays readable. Returns how many were deleted.
+ * Deletes the bodies whose every request is past its account's retention at `now`. Events are never touched: the
+ * log keeps each body's hash, so the chain still proves what was served, and the metadata stays readable. Returns
+ * how many were deleted.
  */
-export async function deleteExpiredBodies(sql: Sql, blobs: BlobStore, before: Date): Promise<number> {
+export async function deleteExpiredBodies(
+  sql: Sql,
+  blobs: BlobStore,
+  now: Date,
+  retention: Retention,
+): Promise<number> {
   let deleted = 0;
-  for (const sha of await expiredBodies(sql, before, LIMIT)) {
+  for (const sha of await expiredBodies(sql, now, retention.days, retention.overrides, LIMIT)) {
     const key = bodyKey(sha);
     if ((await blobs.size(key)) === undefined) continue;
     await blobs.remove(key);
@@ -22,18 +34,19 @@ export async function deleteExpiredBodies(sql: Sql, blobs: BlobStore, before: Da
   return deleted;
 }
 
-/** The retention worker: once an hour (and at start), bodies older than the retention are deleted. */
+/** The retention worker: once an hour (and soon after start), bodies past their retention are deleted. */
 export function startRetentionWorker(options: {
   sql: Sql;
   blobs: BlobStore;
   retentionDays: number;
+  overrides: () => Record<string, number>;
   clock: () => Date;
   log: (line: string) => void;
   intervalMs?: number;
 }): { stop(): void } {
   const run = () => {
-    const before = new Date(options.clock().getTime() - options.retentionDays * DAY_MS);
-    deleteExpiredBodies(options.sql, options.blobs, before).then(
+    const retention = { days: options.retentionDays, overrides: options.overrides() };
+    deleteExpiredBodies(options.sql, options.blobs, options.clock(), retention).then(
       (n) => {
         if (n > 0) options.log(`request log retention: deleted ${n} bodies`);
       },
@@ -42,6 +55,12 @@ export function startRetentionWorker(options: {
   };
   const timer = setInterval(run, options.intervalMs ?? 60 * 60 * 1000);
   timer.unref();
-  setTimeout(run, 5_000).unref();
-  return { stop: () => clearInterval(timer) };
+  const first = setTimeout(run, 5_000);
+  first.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      clearTimeout(first);
+    },
+  };
 }

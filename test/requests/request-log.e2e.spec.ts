@@ -36,6 +36,8 @@ const withBodies = async (id: string): Promise<Json> =>
     3000,
   );
 
+const inDays = (days: number) => new Date(Date.now() + days * 24 * 60 * 60 * 1000);
+
 beforeAll(async () => {
   [openai, mistral] = await Promise.all([startOpenAiUpstream(), startMistralUpstream()]);
   gateway = await startTestGateway({
@@ -200,11 +202,11 @@ describe('the request log: every request an event, read back through /v1/request
     const before = await withBodies(id);
     expect(before.response_body).not.toBeNull();
     const blobs = new FsBlobStore(join(gateway.env.GATEWAY_DATA_DIR as string, 'blobs'));
-    const deleted = await deleteExpiredBodies(
-      gateway.runtime.database.pool,
-      blobs,
-      new Date(Date.now() + 60_000),
-    );
+    // Two days on, with a retention of one day.
+    const deleted = await deleteExpiredBodies(gateway.runtime.database.pool, blobs, inDays(2), {
+      days: 1,
+      overrides: {},
+    });
     expect(deleted).toBeGreaterThan(0);
     const after = await json(await get(`/requests/${id}`));
     expect(after).toMatchObject({
@@ -217,6 +219,49 @@ describe('the request log: every request an event, read back through /v1/request
     });
     const audit = await runCli(['audit'], gateway.env);
     expect(audit.code, audit.stderr + audit.stdout).toBe(0);
+  });
+});
+
+describe('the request log, per account', () => {
+  it('drops an account’s bodies, or keeps them for its own days, as the operator set', async () => {
+    const open = async (name: string, settings: Json) => {
+      const account = await json(await gateway.admin('/accounts', { name }));
+      await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 100, reference: 'p' });
+      const set = await gateway.admin(`/accounts/${account.account_id}/settings`, settings);
+      expect(set.status).toBe(200);
+      const c = new OpenAI({ apiKey: account.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+      return { account, client: c };
+    };
+    const dropping = await open('dropping', { request_bodies: 'drop' });
+    const brief = await open('brief', { request_retention_days: 1 });
+    const ask = async (c: OpenAI, content: string) =>
+      (
+        await c.chat.completions
+          .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content }] })
+          .withResponse()
+      ).response.headers.get('x-request-id') as string;
+    // Live state must have the settings before the requests.
+    await eventually(
+      async () => gateway.runtime.live.account(brief.account.account_id)?.requestRetentionDays,
+      (days) => days === 1,
+      3000,
+    );
+    const dropped = await json(await logged(await ask(dropping.client, 'not kept'), dropping.account.key));
+    expect(dropped).toMatchObject({ bodies_kept: false, request_body: null, response_body: null });
+    expect(dropped.request_sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    const briefId = await ask(brief.client, 'kept one day');
+    const keptId = await ask(client, 'kept thirty days');
+    await logged(briefId, brief.account.key);
+    await withBodies(keptId);
+    const blobs = new FsBlobStore(join(gateway.env.GATEWAY_DATA_DIR as string, 'blobs'));
+    await deleteExpiredBodies(gateway.runtime.database.pool, blobs, inDays(2), {
+      days: 30,
+      overrides: gateway.runtime.live.retentionOverrides(),
+    });
+    const briefAfter = await json(await get(`/requests/${briefId}`, brief.account.key));
+    expect(briefAfter).toMatchObject({ status: 200, request_body: null, response_body: null });
+    expect((await json(await get(`/requests/${keptId}`))).response_body).not.toBeNull();
   });
 });
 
@@ -245,5 +290,26 @@ describe('the request log from the CLI', () => {
     expect(lines.at(-1)).toMatchObject({ id, cost_nanos: record.cost_nanos });
     const unknown = await runCli(['requests', 'show', 'no-such-request'], gateway.env);
     expect(unknown.code).toBe(1);
+    const other = await json(await gateway.admin('/accounts', { name: 'cli-set' }));
+    const set = await runCli(
+      [
+        'accounts',
+        'update',
+        '--account',
+        other.account_id,
+        '--request-bodies',
+        'drop',
+        '--request-retention-days',
+        '7',
+      ],
+      gateway.env,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    const live = await eventually(
+      async () => gateway.runtime.live.account(other.account_id),
+      (a) => a?.requestBodies === 'drop',
+      3000,
+    );
+    expect(live).toMatchObject({ requestBodies: 'drop', requestRetentionDays: 7 });
   });
 });

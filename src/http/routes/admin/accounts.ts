@@ -35,20 +35,28 @@ export const adminAccountRoutes =
             .object({
               rate_limit_rpm: z.number().int().positive().max(1_000_000).optional(),
               balance_low_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+              /** The request log's bodies for this account; null returns to the gateway's setting. */
+              request_bodies: z.enum(['keep', 'drop']).nullable().optional(),
+              request_retention_days: z.number().int().positive().max(36_500).nullable().optional(),
             })
-            .refine((b) => b.rate_limit_rpm !== undefined || b.balance_low_cents !== undefined, {
-              message: 'give rate_limit_rpm or balance_low_cents',
+            .refine((b) => Object.values(b).some((v) => v !== undefined), {
+              message: 'give rate_limit_rpm, balance_low_cents, request_bodies or request_retention_days',
             }),
         },
       },
       async (request) => {
-        const { rate_limit_rpm, balance_low_cents } = request.body;
+        const { rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days } = request.body;
         await accounts.changeSettings(
           request.params.accountId,
-          { rateLimitRpm: rate_limit_rpm, balanceLowCents: balance_low_cents },
+          {
+            rateLimitRpm: rate_limit_rpm,
+            balanceLowCents: balance_low_cents,
+            requestBodies: request_bodies,
+            requestRetentionDays: request_retention_days,
+          },
           request.id,
         );
-        return { account_id: request.params.accountId, rate_limit_rpm, balance_low_cents };
+        return { account_id: request.params.accountId, ...request.body };
       },
     );
 
