@@ -129,11 +129,14 @@ export class ReplayService {
       );
     } catch (error) {
       const { status, body } = this.deps.describeError(error);
-      await this.commands.handle(
+      const failed = await this.commands.handle(
         replayId,
         { type: 'FailReplay', error: { message: body.error.message, type: body.error.type, code: status } },
         now(),
       );
+      // The client's next read sees the replay failed.
+      if (failed.checkpoint)
+        await projectedUpTo(this.deps.sql, this.deps.store, 'replays', failed.checkpoint);
       throw error;
     }
     return this.after(auth, replayId, decision.checkpoint);

@@ -257,6 +257,16 @@ describe('replays: a logged request re-run against another model', () => {
     expect(replay.body.error.message).toMatch(/bodies .* not kept/);
   });
 
+  it('refuses a target over the tag budget with 402, as any request, and records the replay failed', async () => {
+    const source = await served('within budget', 'capped');
+    const budget = await call('POST', '/budgets', { tag: 'capped', cap_cents: 0 });
+    expect(budget.status).toBe(200);
+    const replay = await call('POST', '/replays', { source_request_id: source.id, target_model: TARGET });
+    expect(replay.status, JSON.stringify(replay.body)).toBe(402);
+    const failed = (await call('GET', '/replays?limit=1')).body.data[0];
+    expect(failed).toMatchObject({ status: 'failed', source_request_id: source.id, error: { code: 402 } });
+  });
+
   it('leaves a log the audit passes', async () => {
     const audit = await runCli(['audit'], gateway.env);
     expect(audit.code, audit.stderr + audit.stdout).toBe(0);
