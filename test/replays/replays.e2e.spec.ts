@@ -267,6 +267,41 @@ describe('replays: a logged request re-run against another model', () => {
     expect(failed).toMatchObject({ status: 'failed', source_request_id: source.id, error: { code: 402 } });
   });
 
+  it('bills a sub-account’s replay to the account, never to the sub-account’s cap', async () => {
+    const sub = await call('POST', '/sub-accounts', { name: 'customer', spend_cap_cents: 5 });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(200);
+    const subClient = new OpenAI({ apiKey: sub.body.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    const { response } = await subClient.chat.completions
+      .create({ model: SOURCE, max_tokens: 20, messages: [{ role: 'user', content: 'from a customer' }] })
+      .withResponse();
+    const id = response.headers.get('x-request-id') as string;
+    await eventually(
+      async () =>
+        json(
+          await fetch(`${gateway.url}/v1/requests/${id}`, {
+            headers: { authorization: `Bearer ${sub.body.key}` },
+          }),
+        ),
+      (r) => r.response_body != null,
+      5000,
+    );
+    expect((await call('PATCH', `/sub-accounts/${sub.body.id}`, { spend_cap_cents: 0 })).status).toBe(200);
+    const replay = await call(
+      'POST',
+      '/replays',
+      { source_request_id: id, target_model: TARGET },
+      sub.body.key,
+    );
+    expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+    const { rows } = await gateway.runtime.database.pool.query<{
+      sub_account_id: string | null;
+      tag: string;
+    }>(`SELECT sub_account_id, tag FROM charges WHERE kind = 'settled' AND request_id = $1`, [
+      replay.body.target_request_id,
+    ]);
+    expect(rows).toEqual([{ sub_account_id: null, tag: 'replay' }]);
+  });
+
   it('leaves a log the audit passes', async () => {
     const audit = await runCli(['audit'], gateway.env);
     expect(audit.code, audit.stderr + audit.stdout).toBe(0);
