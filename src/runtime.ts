@@ -218,6 +218,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   });
   const shadowWorker = new ShadowWorker({
     store,
+    pool: database.pool,
     chat,
     log: replayLog,
     commands: replays.commands,

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { z } from 'zod';
 import { evolve, initialState } from '../../commands/replay/decide.ts';
 import type { ReplayCommands } from '../../commands/replay/handler.ts';
@@ -7,6 +8,7 @@ import type { RequestRecord } from '../../events/request.ts';
 import { type EventStore, START } from '../../events/store.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import { score } from './judge.ts';
+import { withLease } from './lease.ts';
 import { asChatRequest, askedText, isReplayable, isSingleTurn, outputText } from './source.ts';
 import { type RequestLogReader, SHADOW_DEFAULTS } from './types.ts';
 
@@ -14,6 +16,7 @@ type Shadow = z.infer<typeof ReplayRequested> & { matched: number };
 
 export interface ShadowDeps {
   store: EventStore;
+  pool: pg.Pool;
   chat: ChatDeps;
   log: RequestLogReader;
   commands: ReplayCommands;
@@ -110,7 +113,10 @@ export class ShadowWorker {
     while (this.running < limit && this.queue.length > 0 && !this.controller.signal.aborted) {
       const next = this.queue.shift() as (typeof this.queue)[number];
       this.running += 1;
-      this.mirror(next.shadow, next.record, next.k)
+      const { shadow, record, k } = next;
+      withLease(this.deps.pool, `shadow.${shadow.replayId}.${k}`, this.deps.report, () =>
+        this.mirror(shadow, record, k),
+      )
         .catch((error) => this.deps.report(`shadow ${next.shadow.replayId}: mirroring failed`, error))
         .finally(() => {
           this.running -= 1;

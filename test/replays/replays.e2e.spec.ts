@@ -382,4 +382,68 @@ describe('a shadow across a restart', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('runs each comparison once when two gateways follow the same log', async () => {
+    const schema = `g_${randomBytes(6).toString('hex')}`;
+    const dataDir = await mkdtemp(join(tmpdir(), 'gw-replay-'));
+    const env = {
+      OPENAI_API_KEY: 'sk-upstream',
+      OPENAI_BASE_URL: `${openai.url}/v1`,
+      ANTHROPIC_API_KEY: 'sk-sim-anthropic',
+      ANTHROPIC_BASE_URL: anthropic.url,
+      GATEWAY_JUDGE_MODEL: 'off',
+    };
+    const one = await startTestGateway(env, { schema, dataDir });
+    const two = await startTestGateway(env, { schema, dataDir });
+    try {
+      const account = await json(await one.admin('/accounts', { name: 'twice' }));
+      await one.admin(`/accounts/${account.account_id}/top-ups`, { cents: 1000, reference: 'p' });
+      const headers = { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' };
+      const ask = async (content: string) => {
+        const response = await fetch(`${one.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ model: SOURCE, messages: [{ role: 'user', content }] }),
+        });
+        return response.headers.get('x-request-id') as string;
+      };
+      const get = async (path: string) => json(await fetch(`${one.url}/v1${path}`, { headers }));
+      const sourceId = await ask('seed');
+      await eventually(
+        () => get(`/requests/${sourceId}`),
+        (r) => r.response_body != null,
+        5000,
+      );
+      const replay = await json(
+        await fetch(`${one.url}/v1/replays`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            source_request_id: sourceId,
+            target_model: TARGET,
+            shadow: true,
+            sample_rate: 1,
+          }),
+        }),
+      );
+      await Promise.all(Array.from({ length: 8 }, (_, i) => ask(`both ${i}`)));
+      await eventually(
+        () => get(`/replays/${replay.id}`),
+        (r) => r.shadow.count === 8,
+        15_000,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await get(`/replays/${replay.id}`)).shadow.count).toBe(8);
+      const { rows } = await one.runtime.database.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM charges WHERE kind = 'settled' AND request_id LIKE $1`,
+        [`${replay.id}-shadow-%`],
+      );
+      expect(rows[0]?.n).toBe(8);
+    } finally {
+      await one.close();
+      await two.close();
+      await dropSchema(schema);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
 });
