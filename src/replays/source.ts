@@ -55,8 +55,24 @@ export function outputText(response: unknown): string {
   const choice = Array.isArray(r.choices) ? (r.choices[0] as Record<string, unknown> | undefined) : undefined;
   const message = choice?.message as { content?: unknown } | undefined;
   if (message) return contentText(message.content);
+  // A streamed answer is logged assembled: per choice its text; a native Anthropic stream as its events.
+  if (typeof choice?.text === 'string') return choice.text;
+  if (Array.isArray(r.events)) return r.events.map(deltaText).join('');
   if (Array.isArray(r.content)) return contentText(r.content);
   return typeof r.text === 'string' ? r.text : '';
+}
+
+/** The text of one logged SSE event (`{event, data}`, data as sent): a content_block_delta's text. */
+function deltaText(event: unknown): string {
+  const data = (event as { data?: unknown } | null)?.data;
+  let parsed: unknown;
+  try {
+    parsed = typeof data === 'string' ? JSON.parse(data) : data;
+  } catch {
+    return '';
+  }
+  const delta = (parsed as { delta?: { text?: unknown } } | null)?.delta;
+  return typeof delta?.text === 'string' ? delta.text : '';
 }
 
 function contentText(content: unknown): string {

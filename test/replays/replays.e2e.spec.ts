@@ -244,6 +244,45 @@ describe('replays: a logged request re-run against another model', () => {
     });
   });
 
+  it('replays a streamed source from its assembled answer, for chat and for a native Anthropic stream', async () => {
+    const stream = await client.chat.completions
+      .create({ model: SOURCE, stream: true, messages: [{ role: 'user', content: 'streamed source' }] })
+      .withResponse();
+    for await (const _chunk of stream.data) {
+      // drained
+    }
+    const chatId = stream.response.headers.get('x-request-id') as string;
+    const anthropicClient = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
+    const native = await anthropicClient.messages
+      .create({
+        model: TARGET,
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: 'native stream' }],
+      })
+      .withResponse();
+    for await (const _event of native.data) {
+      // drained
+    }
+    const nativeId = native.response.headers.get('x-request-id') as string;
+    for (const [id, text, target] of [
+      [chatId, 'echo: streamed source', TARGET],
+      [nativeId, 'echo: native stream', SOURCE],
+    ] as const) {
+      await eventually(
+        async () =>
+          json(
+            await fetch(`${gateway.url}/v1/requests/${id}`, { headers: { authorization: `Bearer ${key}` } }),
+          ),
+        (r) => r.request_body != null && r.response_body != null,
+        5000,
+      );
+      const replay = await call('POST', '/replays', { source_request_id: id, target_model: target });
+      expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+      expect(replay.body).toMatchObject({ source_output: text, target_output: text });
+    }
+  });
+
   it('answers 409 naming the cause when the source’s bodies are gone', async () => {
     const source = await served('soon forgotten');
     const record = await json(
