@@ -18,11 +18,25 @@ export function bodyJson(body: unknown): { json: string; sha256: string } {
   return { json, sha256: createHash('sha256').update(json).digest('hex') };
 }
 
+/** Bodies written at once; the rest wait their turn, so a burst of requests does not flood the disk or the loop. */
+const WRITERS = 2;
+/** Bytes of bodies waiting to be written; past it a body is not stored (its hash is still logged). */
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+/** Hashes stored lately: the same body (a repeated prompt, an identical answer) is written once. */
+const RECENT = 10_000;
+
 /**
- * The request log's bodies: gzipped into the blob store under their hash. Writes are not awaited (and the store
- * does not fsync): the event holds the hash, so a body lost in a crash is reported missing, never wrong.
+ * The request log's bodies: gzipped into the blob store under their hash. Writes happen in the background (the
+ * answer never waits for them, and the store does not fsync): the event holds the hash, so a body lost in a crash,
+ * or not written under overload, is reported missing, never wrong.
  */
 export class RequestBodies {
+  private readonly recent = new Set<string>();
+  private readonly queue: { sha256: string; json: string }[] = [];
+  private queuedBytes = 0;
+  private writing = 0;
+  private skipped = 0;
+
   constructor(
     private readonly blobs: BlobStore,
     /** Whether an account's bodies are kept: its own setting, else the gateway's. */
@@ -30,16 +44,51 @@ export class RequestBodies {
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
-  /** Hashes the body and, when bodies are kept, sends it to the store in the background. */
+  /** Hashes the body and, when bodies are kept, queues it for the store. */
   save(body: unknown, keep: boolean): string | null {
     if (body === undefined) return null;
     const { json, sha256 } = bodyJson(body);
-    if (keep) {
-      void gzipped(json)
-        .then((bytes) => this.blobs.write(bodyKey(sha256), bytes))
-        .catch(this.onError);
+    if (keep && !this.recent.has(sha256)) {
+      if (this.queuedBytes + json.length > MAX_QUEUED_BYTES) {
+        if (this.skipped++ % 1000 === 0)
+          this.onError(
+            new Error('request bodies are arriving faster than the disk takes them; some are not stored'),
+          );
+        return sha256;
+      }
+      this.remember(sha256);
+      this.queue.push({ sha256, json });
+      this.queuedBytes += json.length;
+      this.pump();
     }
     return sha256;
+  }
+
+  private remember(sha256: string): void {
+    this.recent.add(sha256);
+    if (this.recent.size > RECENT) {
+      const oldest = this.recent.values().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
+  }
+
+  private pump(): void {
+    while (this.writing < WRITERS) {
+      const next = this.queue.shift();
+      if (!next) return;
+      this.writing++;
+      this.queuedBytes -= next.json.length;
+      gzipped(next.json)
+        .then((bytes) => this.blobs.write(bodyKey(next.sha256), bytes))
+        .catch((error) => {
+          this.recent.delete(next.sha256);
+          this.onError(error);
+        })
+        .finally(() => {
+          this.writing--;
+          this.pump();
+        });
+    }
   }
 }
 
