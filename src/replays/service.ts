@@ -64,7 +64,7 @@ export class ReplayService {
     }
     targetCheck(chat, input.target_model);
     const bodies = await logged.bodies();
-    if (!bodies) {
+    if (!bodies || bodies.request == null) {
       throw new DomainError(
         'conflict',
         `The bodies of request '${logged.requestId}' were not kept (GATEWAY_REQUEST_BODIES=drop, or deleted by retention), so it cannot be replayed`,

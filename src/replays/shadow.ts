@@ -141,7 +141,13 @@ export class ShadowWorker {
   private async mirror(shadow: Shadow, record: RequestRecord, k: number): Promise<void> {
     if (!isReplayable(shadow.endpoint) || !(await this.wanted(shadow, record.requestId))) return;
     const logged = await this.eventually(() => this.deps.log.find(shadow.accountId, record.requestId));
-    const bodies = logged && (await this.eventually(() => logged.bodies()));
+    // Both bodies: they are written in the background, one perhaps before the other.
+    const bodies =
+      logged &&
+      (await this.eventually(async () => {
+        const found = await logged.bodies();
+        return found && found.request != null && found.response != null ? found : undefined;
+      }));
     if (!logged || !bodies) return; // bodies dropped: nothing to mirror
     const request = asChatRequest(shadow.endpoint, bodies.request, shadow.targetModel);
     if (!isSingleTurn(request)) return;
