@@ -78,7 +78,7 @@ export class RequestBodies {
       if (!next) return;
       this.writing++;
       this.queuedBytes -= next.json.length;
-      gzipped(next.json)
+      gzipped(next.json, { level: 1 })
         .then((bytes) => this.blobs.write(bodyKey(next.sha256), bytes))
         .catch((error) => {
           this.recent.delete(next.sha256);
