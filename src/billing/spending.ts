@@ -37,6 +37,8 @@ export interface SettleInput {
   charge: Charge;
   usageReported: boolean;
   units: number;
+  /** The cost the request's record reports, when the request spans several holds (a realtime stream's slices). */
+  loggedNanos?: bigint;
 }
 
 /**
@@ -126,7 +128,11 @@ export class Spending {
     };
     // The provider has billed by now: a settlement that fails for a passing reason is tried again rather than
     // left for the expiry worker, which would release the hold and lose the charge. (A settle is idempotent.)
-    const request = hold.log?.finish({ status: 200, costNanos: input.actualNanos, holdId: hold.holdId });
+    const request = hold.log?.finish({
+      status: 200,
+      costNanos: input.loggedNanos ?? input.actualNanos,
+      holdId: hold.holdId,
+    });
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const account = this.live.account(hold.accountId);

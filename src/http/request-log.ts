@@ -26,7 +26,9 @@ function newLog(request: FastifyRequest, bodies: RequestBodies): RequestLog {
  */
 export function requestLogHooks(app: FastifyInstance, bodies: RequestBodies, spending: Spending): void {
   app.addHook('preHandler', async (request) => {
-    if (request.auth && request.method === 'POST') request.requestLog ??= newLog(request, bodies);
+    // A realtime stream is a GET upgraded to a WebSocket; its record is settled with the stream's last slice.
+    const logged = request.method === 'POST' || request.headers.upgrade?.toLowerCase() === 'websocket';
+    if (request.auth && logged) request.requestLog ??= newLog(request, bodies);
   });
   app.addHook('onError', async (request, _reply, error) => {
     if (!request.auth) return;

@@ -28,8 +28,10 @@ export async function settle(
   hold: Hold,
   model: CatalogModel,
   bill: Bill,
+  loggedNanos?: bigint,
 ): Promise<bigint> {
   await spending.settle(hold, {
+    ...(loggedNanos !== undefined && { loggedNanos }),
     actualNanos: bill.charge.chargedNanos,
     model: model.id,
     provider: model.provider,

@@ -223,6 +223,24 @@ describe('GET /v1/realtime', () => {
     expect(row).toMatchObject({ requests: 3, units: 130 });
     expect(row.cost_cents).toBeCloseTo(slicesCents([60, 60, 10]), 7);
     expect(await holdsOf(result.headers['x-request-id'])).toEqual(['settled', 'settled', 'settled']);
+    // One record in the request log for the whole stream, with every slice's charge.
+    const logged = await eventually(
+      () =>
+        fetch(`${gateway.url}/v1/requests/${result.headers['x-request-id']}`, {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+      (response) => response.status === 200,
+      3000,
+    );
+    expect(logged.status).toBe(200);
+    const record = await json(logged);
+    expect(record).toMatchObject({
+      endpoint: '/v1/realtime',
+      model: 'deepgram/nova-3',
+      stream: true,
+      status: 200,
+    });
+    expect(record.cost_cents).toBeCloseTo(slicesCents([60, 60, 10]), 7);
   });
 
   it('bills compressed audio by the durations the provider reports', async () => {

@@ -1,4 +1,5 @@
 import type { KeyHolder } from '../../accounts/live-state.ts';
+import type { RequestLog } from '../../billing/request-log.ts';
 import type { Hold, Spending } from '../../billing/spending.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
@@ -26,6 +27,8 @@ export interface AudioHoldsOptions {
   /** Whether durations come from the provider (compressed audio) rather than from the bytes counted. */
   usageReported: boolean;
   log: (error: unknown, message: string) => void;
+  /** The stream's record in the request log: one record for the whole stream, with the sum of its slices. */
+  requestLog?: RequestLog;
 }
 
 /**
@@ -41,6 +44,7 @@ export class AudioHolds {
   private extending: Promise<void> | undefined;
   private settling: Promise<void> = Promise.resolve();
   private finished = false;
+  private chargedNanos = 0n;
   /** Why the next slice was refused; set once, and the stream ends at the end of what is held. */
   refusal: RequestRefused | undefined;
 
@@ -50,6 +54,10 @@ export class AudioHolds {
   static async start(options: AudioHoldsOptions): Promise<AudioHolds> {
     const holds = new AudioHolds(options);
     await holds.reserveSlice();
+    if (options.requestLog) {
+      options.requestLog.tried(options.model.id, options.model.provider, 0);
+      options.requestLog.stream = true;
+    }
     return holds;
   }
 
@@ -84,15 +92,33 @@ export class AudioHolds {
     await this.extending;
     this.used(Math.max(totalMs, this.usedMs));
     const total = this.usedMs;
-    for (const [index, slice] of this.open.entries()) {
+    const shares = this.open.map((slice, index) => {
       const last = index === this.open.length - 1;
-      const share = Math.max(0, last ? total - slice.fromMs : Math.min(total, slice.toMs) - slice.fromMs);
+      return Math.max(0, last ? total - slice.fromMs : Math.min(total, slice.toMs) - slice.fromMs);
+    });
+    // The stream's record goes with the last settlement, in the same append, carrying every slice's charge.
+    const closing = shares.findLastIndex((share) => share > 0);
+    for (const [index, slice] of this.open.entries()) {
+      const share = shares[index] as number;
       this.queue(() =>
-        share > 0 ? this.settle(slice, share) : release(this.options.spending, slice.hold, reason),
+        share > 0
+          ? this.settle(slice, share, index === closing)
+          : release(this.options.spending, slice.hold, reason),
       );
     }
     this.open.length = 0;
     await this.settling;
+    // No audio reached an open slice: the record goes alone, with what earlier slices were charged.
+    const record = this.options.requestLog?.finish({
+      status: 200,
+      costNanos: this.chargedNanos,
+      holdId: null,
+    });
+    if (record) {
+      await this.options.spending.logRequest(record).catch((error: unknown) => {
+        this.options.log(error, 'realtime: logging the stream failed');
+      });
+    }
   }
 
   private extend(): Promise<void> {
@@ -135,11 +161,20 @@ export class AudioHolds {
   }
 
   /** Settles a slice for its audio: whole seconds, a started second counting as one. */
-  private async settle(slice: Slice, ms: number): Promise<void> {
-    const { spending, model, unitPrice, usageReported } = this.options;
+  private async settle(slice: Slice, ms: number, closing = false): Promise<void> {
+    const { spending, model, unitPrice, usageReported, requestLog } = this.options;
     const seconds = Math.ceil(ms / 1000);
     const charge = priceCharge([audioLine(seconds, unitPrice)]);
-    await settle(spending, slice.hold, model, { charge, usageReported, units: seconds });
+    const total = this.chargedNanos + charge.chargedNanos;
+    const hold = closing && requestLog ? { ...slice.hold, log: requestLog } : slice.hold;
+    await settle(
+      spending,
+      hold,
+      model,
+      { charge, usageReported, units: seconds },
+      closing ? total : undefined,
+    );
+    this.chargedNanos = total;
   }
 
   private queue(work: () => Promise<void>): void {

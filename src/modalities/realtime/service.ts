@@ -44,6 +44,7 @@ export async function prepareStream(
     unitPrice: perMillionSeconds(realtimeRate(model) as bigint),
     usageReported: pcm === undefined,
     log,
+    ...(context.log && { requestLog: context.log }),
   });
   const started = performance.now();
   try {

@@ -37,6 +37,7 @@ export const realtimeRoutes =
           auth: request.auth,
           requestId: request.id,
           tag: requestTag(given, sub?.defaultTag ?? null),
+          ...(request.requestLog && { log: request.requestLog }),
           signal: app.webSockets.closed(request),
         };
         const prepared = await prepareStream(deps, context, request.query, log);
