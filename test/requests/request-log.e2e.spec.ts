@@ -167,6 +167,44 @@ describe('the request log: every request an event, read back through /v1/request
     expect(embeddings.data.map((r: Json) => r.id)).toEqual([embedId]);
   });
 
+  it('logs a provider failure (502) and a rate-limited request (429) with no cost', async () => {
+    openai.script({ kind: 'error', status: 500 });
+    const failed = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'fail' }] }),
+    });
+    expect(failed.status).toBe(502);
+    const failure = await json(await logged(failed.headers.get('x-request-id') as string));
+    expect(failure).toMatchObject({
+      status: 502,
+      error_type: 'provider_error',
+      model: 'openai/gpt-4o-mini',
+      provider: 'openai',
+      cost_cents: 0,
+    });
+
+    const limited = await json(await gateway.admin('/accounts', { name: 'limited log' }));
+    await gateway.admin(`/accounts/${limited.account_id}/top-ups`, { cents: 100, reference: 'l' });
+    await gateway.admin(`/accounts/${limited.account_id}/settings`, { rate_limit_rpm: 1 });
+    const ask = () =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${limited.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'local/echo', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    let refused: Response | undefined;
+    for (let i = 0; i < 5 && !refused; i++) {
+      const response = await ask();
+      if (response.status === 429) refused = response;
+    }
+    expect(refused?.status).toBe(429);
+    // Reading the log is a request too: lift the limit first.
+    await gateway.admin(`/accounts/${limited.account_id}/settings`, { rate_limit_rpm: 100_000 });
+    const record = await json(await logged(refused?.headers.get('x-request-id') as string, limited.key));
+    expect(record).toMatchObject({ status: 429, error_type: 'rate_limit_error', cost_cents: 0 });
+  });
+
   it('keeps another account’s and another sub-account’s requests out of sight (404)', async () => {
     const { response } = await client.chat.completions
       .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'mine' }] })
