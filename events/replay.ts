@@ -11,6 +11,8 @@ export const ReplayEndpoint = z.enum(['/v1/chat/completions', '/v1/messages']);
 export const ReplayRequested = z.object({
   replayId: z.string(),
   accountId: z.string(),
+  /** The sub-account whose key asked, if one did: a sub-account key sees only its own replays. */
+  subAccountId: z.string().nullable().optional(),
   keyId: z.string(),
   /** The POST /v1/replays request, whose id the target call is logged under. */
   requestId: z.string(),

@@ -6,11 +6,12 @@ import type { Projection, Sql } from '../types.ts';
  */
 export const replaysProjection: Projection = {
   name: 'replays',
-  version: 1,
+  version: 2,
   tables: {
     replays: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       replay_id text PRIMARY KEY,
       account_id text NOT NULL,
+      sub_account_id text,
       source_request_id text NOT NULL,
       source_model text NOT NULL,
       source_tag text,
@@ -57,8 +58,8 @@ export const replaysProjection: Projection = {
         const d = event.data;
         await sql.query(
           `INSERT INTO ${t.replays} (replay_id, account_id, source_request_id, source_model, source_tag, endpoint,
-             target_model, shadow, sample_rate, max_requests, status, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running', $11, $11) ON CONFLICT DO NOTHING`,
+             target_model, shadow, sample_rate, max_requests, status, created_at, updated_at, sub_account_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running', $11, $11, $12) ON CONFLICT DO NOTHING`,
           [
             d.replayId,
             d.accountId,
@@ -71,6 +72,7 @@ export const replaysProjection: Projection = {
             d.sampleRate,
             d.maxRequests,
             at,
+            d.subAccountId ?? null,
           ],
         );
         return;
@@ -186,15 +188,20 @@ export interface ReplayRow {
   created_at: Date;
 }
 
-/** One account's replay, or undefined (another account's reads as missing). */
+/**
+ * One account's replay, or undefined (another account's reads as missing); with a sub-account, only one that
+ * sub-account's key asked for.
+ */
 export async function replayRow(
   sql: Sql,
   accountId: string,
   replayId: string,
+  subAccountId: string | null = null,
 ): Promise<ReplayRow | undefined> {
   const { rows } = await sql.query<ReplayRow & Record<string, unknown>>(
-    'SELECT * FROM replays WHERE replay_id = $1 AND account_id = $2',
-    [replayId, accountId],
+    `SELECT * FROM replays WHERE replay_id = $1 AND account_id = $2
+       AND ($3::text IS NULL OR sub_account_id = $3)`,
+    [replayId, accountId, subAccountId],
   );
   return rows[0];
 }
@@ -204,14 +211,16 @@ export async function listReplays(
   sql: Sql,
   accountId: string,
   query: { limit: number; after?: string },
+  subAccountId: string | null = null,
 ): Promise<ReplayRow[]> {
   const { rows } = await sql.query<ReplayRow & Record<string, unknown>>(
     `SELECT * FROM replays
      WHERE account_id = $1
+       AND ($4::text IS NULL OR sub_account_id = $4)
        AND ($2::text IS NULL OR (created_at, replay_id) < (
          SELECT created_at, replay_id FROM replays WHERE replay_id = $2 AND account_id = $1))
      ORDER BY created_at DESC, replay_id DESC LIMIT $3`,
-    [accountId, query.after ?? null, query.limit + 1],
+    [accountId, query.after ?? null, query.limit + 1, subAccountId],
   );
   return rows;
 }

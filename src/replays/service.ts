@@ -81,6 +81,7 @@ export class ReplayService {
         replay: {
           replayId,
           accountId: auth.accountId,
+          subAccountId: auth.subAccountId,
           keyId: auth.keyId,
           requestId,
           sourceRequestId: logged.requestId,
@@ -147,7 +148,7 @@ export class ReplayService {
   }
 
   async list(auth: KeyHolder, query: { limit: number; after?: string }) {
-    const rows = await listReplays(this.deps.sql, auth.accountId, query);
+    const rows = await listReplays(this.deps.sql, auth.accountId, query, auth.subAccountId);
     const page = rows.slice(0, query.limit).map(toReplayObject);
     return {
       object: 'list' as const,
@@ -175,7 +176,7 @@ export class ReplayService {
   }
 
   private async owned(auth: KeyHolder, replayId: string): Promise<ReplayRow> {
-    const row = await replayRow(this.deps.sql, auth.accountId, replayId);
+    const row = await replayRow(this.deps.sql, auth.accountId, replayId, auth.subAccountId);
     if (!row) throw new RequestRefused('not_found', `No replay with id '${replayId}'`);
     return row;
   }

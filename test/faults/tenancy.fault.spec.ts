@@ -6,9 +6,9 @@ import { type Answer, type FaultGateway, send, startFaultGateway } from './fault
 /**
  * Two accounts (A, B), each with a sub-account (SA, SB): four scopes, each owning one of every resource the
  * gateway has today. Every route that reads, changes or lists a resource is tried with the other scopes' keys.
- * Not built yet, so not tried: replays, evals, cache entries; webhook deliveries have no read route.
+ * Not built yet, so not tried: evals, cache entries; webhook deliveries have no read route.
  */
-const NOT_BUILT = ['replays', 'evals', 'cache'];
+const NOT_BUILT = ['evals', 'cache'];
 
 interface Scope {
   name: string;
@@ -20,6 +20,9 @@ interface Scope {
   jobId: string;
   jobFile: string;
   tag: string;
+  /** A chat request of the scope's, in the request log, and a replay of it. */
+  requestId: string;
+  replayId: string;
   /** Main scopes only: the sub-account it manages. */
   subId?: string;
   secret?: string;
@@ -82,6 +85,23 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       `batch for ${name}`,
     );
     const tag = `tag-${name}-only`;
+    const chat = await call(
+      key,
+      'POST',
+      '/v1/chat/completions',
+      { model: 'local/echo', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
+      { 'x-gw-tag': tag },
+    );
+    const requestId = String(chat.headers['x-request-id']);
+    await eventually(
+      () => call(key, 'GET', `/v1/requests/${requestId}`),
+      (a) => a.status === 200,
+      5_000,
+    );
+    const replay = await ok(
+      call(key, 'POST', '/v1/replays', { source_request_id: requestId, target_model: 'local/echo-pro' }),
+      `replay for ${name}`,
+    );
     await ok(
       call(
         key,
@@ -106,6 +126,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       jobId: job.id as string,
       jobFile: '',
       tag,
+      requestId,
+      replayId: replay.id as string,
     };
     scope.secret = (await ok(call(key, 'GET', '/v1/webhook-secret'), 'secret')).secret;
     if (main) {
@@ -167,6 +189,15 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       ['GET', `/v1/jobs/${o.jobId}`, 'job'],
       ['DELETE', `/v1/jobs/${o.jobId}`, 'job cancel'],
       ['GET', `/v1/files/jobs/${o.jobId}/${o.jobFile}/signed`, 'job result URL'],
+      ['GET', `/v1/requests/${o.requestId}`, 'logged request'],
+      ['GET', `/v1/replays/${o.replayId}`, 'replay'],
+      ['DELETE', `/v1/replays/${o.replayId}`, 'replay stop'],
+      [
+        'POST',
+        '/v1/replays',
+        'replay of another’s request',
+        { source_request_id: o.requestId, target_model: 'local/echo-pro' },
+      ],
       ...(o.subId
         ? ([
             ['GET', `/v1/sub-accounts/${o.subId}`, 'sub-account'],
@@ -189,8 +220,10 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       for (const by of scopes) {
         if (by === owner) continue;
         for (const [method, path, route, body] of routes(owner)) {
-          // docs/jobs.md: an account's main key sees (and may cancel) every job of the account, its sub-accounts' too.
-          if (path.includes('/jobs/') && by.main && by.family === owner.family) continue;
+          // docs/jobs.md: an account's main key sees (and may cancel) every job of the account, its sub-accounts' too;
+          // likewise its sub-accounts' logged requests and replays (docs/requests.md).
+          const accountWide = ['/jobs/', '/requests/', '/replays'].some((part) => path.includes(part));
+          if (accountWide && by.main && by.family === owner.family) continue;
           const real = await call(by.key, method, path, body);
           const ghostBody = body === undefined ? undefined : JSON.parse(missing(JSON.stringify(body)));
           if (missing(path) === path && ghostBody === undefined)
@@ -221,6 +254,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
           s.batchId,
           s.jobId,
           s.tag,
+          s.requestId,
+          s.replayId,
           ...(s.subId && s.family !== viewer.family ? [s.subId] : []),
         ]);
     const listLeaks: string[] = [];
@@ -237,6 +272,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         '/v1/usage/by-tag',
         '/v1/usage/by-sub-account',
         '/v1/balance',
+        '/v1/requests',
+        '/v1/replays',
       ];
       if (viewer.main) lists.push('/v1/sub-accounts');
       for (const list of lists) {
