@@ -23,6 +23,7 @@ import { loadOrCreateAdminToken } from './http/admin-token.ts';
 import { buildApp } from './http/app.ts';
 import { describeError } from './http/errors.ts';
 import type { JobRouteDeps } from './http/routes/v1/jobs.ts';
+import { trackTraffic } from './http/traffic.ts';
 import { startJobWorker } from './jobs/loop.ts';
 import { transcriptionKind } from './jobs/transcription.ts';
 import { jobSource, notifyJobEnded } from './jobs/webhook.ts';
@@ -216,6 +217,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     clock,
     describeError,
   });
+  // Bound to the HTTP server once it exists (below); until then nothing is being served.
+  let serving = () => false;
   const shadowWorker = new ShadowWorker({
     store,
     pool: database.pool,
@@ -224,6 +227,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     commands: replays.commands,
     clock,
     report: (message, error) => options.log(error === undefined ? message : `${message}: ${String(error)}`),
+    busy: () => serving(),
   });
   shadowWorker.start();
   const app = await buildApp({
@@ -246,6 +250,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     logLevel: config.logLevel,
     edge: config.edge,
   });
+  serving = trackTraffic(app.server);
   return {
     app,
     database,

@@ -25,7 +25,17 @@ export interface ShadowDeps {
   concurrency?: number;
   /** How long to wait for a mirrored request's read-model row and bodies to appear. */
   settleMs?: number;
+  /** Whether clients are being served right now: comparisons then trickle (see TRICKLE_MS). */
+  busy?: () => boolean;
 }
+
+/**
+ * While clients are being served, at most one comparison starts per this many milliseconds (4 a second): a mirrored
+ * call shares the process with live traffic, and unthrottled, at a sample rate of 1, it doubled the clients' latency.
+ * The backlog is worked off at full concurrency once traffic pauses for 100 ms.
+ */
+const TRICKLE_MS = 250;
+const RECHECK_MS = 50;
 
 /**
  * Live shadows. It follows the log, not the request path: a request is mirrored only after its
@@ -41,6 +51,8 @@ export class ShadowWorker {
   private running = 0;
   private following: Promise<void> | undefined;
   private readonly idle = new Set<() => void>();
+  private lastStarted = Number.NEGATIVE_INFINITY;
+  private recheck: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ShadowDeps) {}
 
@@ -50,6 +62,7 @@ export class ShadowWorker {
 
   async stop(): Promise<void> {
     this.controller.abort();
+    clearTimeout(this.recheck);
     await this.following;
     while (this.running > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
   }
@@ -111,6 +124,14 @@ export class ShadowWorker {
   private pump(): void {
     const limit = this.deps.concurrency ?? SHADOW_DEFAULTS.concurrency;
     while (this.running < limit && this.queue.length > 0 && !this.controller.signal.aborted) {
+      if (this.deps.busy?.() && performance.now() - this.lastStarted < TRICKLE_MS) {
+        this.recheck ??= setTimeout(() => {
+          this.recheck = undefined;
+          this.pump();
+        }, RECHECK_MS);
+        return;
+      }
+      this.lastStarted = performance.now();
       const next = this.queue.shift() as (typeof this.queue)[number];
       this.running += 1;
       const { shadow, record, k } = next;
