@@ -26,26 +26,10 @@ export class HoldBook {
   settled = 0;
   released = 0;
 
+  /** Only the budget streams hold money; events of other categories never concern this check. */
   apply(stored: StoredEvent, event: GatewayEvent): void {
     const sorted = categorize(event);
-    switch (sorted.category) {
-      case 'budget':
-        this.applyBudget(stored, sorted.event);
-        return;
-      case 'account':
-      case 'subaccount':
-      case 'job':
-      case 'file':
-      case 'batch':
-      case 'webhook':
-      case 'webhooksecret':
-      case 'replay':
-        return;
-      default: {
-        const _exhaustive: never = sorted;
-        return;
-      }
-    }
+    if (sorted.category === 'budget') this.applyBudget(stored, sorted.event);
   }
 
   private applyBudget(stored: StoredEvent, event: BudgetEvent): void {
