@@ -30,6 +30,20 @@ export const AccountToppedUp = z.object({
   amountNanos: Nanos,
 });
 
+/**
+ * Money of a top-up given back by the card processor (a refund): the balance is reduced by `amountNanos`.
+ * `refundedNanos` is the top-up's refunded total after this reversal, so a refund reported again changes nothing.
+ */
+export const AccountTopUpReversed = z.object({
+  accountId: z.string(),
+  /** The reversed top-up's reference. */
+  reference: z.string(),
+  amountNanos: Nanos,
+  refundedNanos: Nanos,
+  /** The processor's reference of the refund (a charge id). */
+  refundReference: z.string(),
+});
+
 /** The operator's settings for an account; absent fields are unchanged. */
 export const AccountSettingsChanged = z.object({
   accountId: z.string(),
@@ -62,6 +76,7 @@ export const accountEventSchemas = {
   ApiKeyIssued,
   ApiKeyRevoked,
   AccountToppedUp,
+  AccountTopUpReversed,
   AccountSettingsChanged,
   TagBudgetSet,
   DailyUsageSummarized,
@@ -82,6 +97,7 @@ export type AccountEvent =
   | ApiKeyIssued
   | ApiKeyRevoked
   | AccountToppedUp
+  | Of<'AccountTopUpReversed'>
   | Of<'AccountSettingsChanged'>
   | Of<'TagBudgetSet'>
   | Of<'DailyUsageSummarized'>

@@ -15,6 +15,8 @@ export type AccountCommand =
   | { type: 'IssueKey'; key: NewKey }
   | { type: 'RevokeKey'; keyId: string }
   | { type: 'TopUp'; reference: string; amountNanos: bigint }
+  /** The processor reports a top-up's refunded total; only what is new is reversed. */
+  | { type: 'ReverseTopUp'; reference: string; refundedNanos: bigint; refundReference: string }
   | {
       type: 'ChangeSettings';
       rateLimitRpm?: number;
@@ -89,6 +91,28 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
             accountId: state.accountId,
             reference: command.reference,
             amountNanos: command.amountNanos.toString(),
+          },
+        },
+      ];
+    }
+    case 'ReverseTopUp': {
+      requireAccount(state);
+      const toppedUp = state.topUps.get(command.reference);
+      if (toppedUp === undefined)
+        throw new DomainError('not_found', `no top-up with reference ${command.reference}`, 'reference');
+      // Never more than the top-up itself, whatever the processor says; a refund reported again is a no-op.
+      const refunded = command.refundedNanos < toppedUp ? command.refundedNanos : toppedUp;
+      const already = state.reversed.get(command.reference) ?? 0n;
+      if (refunded <= already) return [];
+      return [
+        {
+          type: 'AccountTopUpReversed',
+          data: {
+            accountId: state.accountId,
+            reference: command.reference,
+            amountNanos: (refunded - already).toString(),
+            refundedNanos: refunded.toString(),
+            refundReference: command.refundReference,
           },
         },
       ];

@@ -106,6 +106,35 @@ describe('account decider', () => {
     expect(state.toppedUpNanos).toBe(15n);
   });
 
+  it('reverses only the part of a refund not yet reversed, never more than the top-up', () => {
+    const toppedUp: AccountEvent = {
+      type: 'AccountToppedUp',
+      data: { accountId: 'acct_1', reference: 'cs_1', amountNanos: '1000' },
+    };
+    const refund = (refundedNanos: bigint) =>
+      ({ type: 'ReverseTopUp', reference: 'cs_1', refundedNanos, refundReference: 'ch_1' }) as const;
+    const first = given([...opened, toppedUp]).when(refund(400n))();
+    expect(first).toEqual([
+      {
+        type: 'AccountTopUpReversed',
+        data: {
+          accountId: 'acct_1',
+          reference: 'cs_1',
+          amountNanos: '400',
+          refundedNanos: '400',
+          refundReference: 'ch_1',
+        },
+      },
+    ]);
+    const after = [...opened, toppedUp, ...first];
+    expect(given(after).when(refund(400n))()).toEqual([]);
+    expect(given(after).when(refund(5000n))()).toMatchObject([
+      { data: { amountNanos: '600', refundedNanos: '1000' } },
+    ]);
+    expect(after.reduce(evolve, initialState()).toppedUpNanos).toBe(600n);
+    expect(given(opened).when(refund(1n))).toThrow(/no top-up/);
+  });
+
   it('changes settings that are given, and refuses bad ones by field', () => {
     expect(given(opened).when({ type: 'ChangeSettings', rateLimitRpm: 1200 })()).toEqual([
       { type: 'AccountSettingsChanged', data: { accountId: 'acct_1', rateLimitRpm: 1200 } },

@@ -35,12 +35,14 @@ export class AccountCommands {
 }
 
 /**
- * A top-up's id derives from its payment reference and a daily summary's from its day, so that neither can be
- * stored twice, whichever instance or retry writes it.
+ * A top-up's id derives from its payment reference, a reversal's from the refunded total it brings the top-up
+ * to, and a daily summary's from its day, so that none can be stored twice, whichever instance or retry writes it.
  */
 function eventId(stream: string, event: AccountEvent): string {
   if (event.type === 'AccountToppedUp')
     return deterministicEventId(`${stream}/topup/${event.data.reference}`);
+  if (event.type === 'AccountTopUpReversed')
+    return deterministicEventId(`${stream}/reversal/${event.data.reference}/${event.data.refundedNanos}`);
   if (event.type === 'DailyUsageSummarized')
     return deterministicEventId(`${stream}/summary/${event.data.day}`);
   return randomUUID();

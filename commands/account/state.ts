@@ -8,7 +8,9 @@ export interface AccountState {
   keys: ReadonlyMap<string, { keyHash: string; revoked: boolean }>;
   /** Top-up amounts by payment reference. */
   topUps: ReadonlyMap<string, bigint>;
-  /** All top-ups ever; spending is tracked in the budget streams. */
+  /** Refunded totals by top-up reference. */
+  reversed: ReadonlyMap<string, bigint>;
+  /** All top-ups ever, less reversals; spending is tracked in the budget streams. */
   toppedUpNanos: bigint;
   balanceLowThresholdNanos: bigint;
   tagBudgets: ReadonlyMap<string, bigint>;
@@ -28,6 +30,7 @@ export function initialState(): AccountState {
     rateLimitRpm: 0,
     keys: new Map(),
     topUps: new Map(),
+    reversed: new Map(),
     toppedUpNanos: 0n,
     balanceLowThresholdNanos: DEFAULT_BALANCE_LOW_NANOS,
     tagBudgets: new Map(),
@@ -64,6 +67,12 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
         toppedUpNanos: state.toppedUpNanos + amount,
       };
     }
+    case 'AccountTopUpReversed':
+      return {
+        ...state,
+        reversed: new Map(state.reversed).set(event.data.reference, BigInt(event.data.refundedNanos)),
+        toppedUpNanos: state.toppedUpNanos - BigInt(event.data.amountNanos),
+      };
     case 'AccountSettingsChanged':
       return {
         ...state,

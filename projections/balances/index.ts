@@ -2,10 +2,11 @@ import type { Projection, Sql } from '../types.ts';
 
 /**
  * Prepaid balance per account, in nano-dollars, and the ledger of top-ups behind it. A top-up is applied only
- * when its reference row is new, so a replayed event changes nothing.
+ * when its reference row is new, so a replayed event changes nothing; so is a reversal (a refund), by its event
+ * id. `topped_up_nanos` is net of reversals.
  */
 export const balancesProjection: Projection = {
-  version: 2,
+  version: 3,
   name: 'balances',
   tables: {
     balances: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
@@ -24,6 +25,16 @@ export const balancesProjection: Projection = {
       occurred_at timestamptz NOT NULL,
       PRIMARY KEY (account_id, reference)
     )`,
+    top_up_reversals: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      event_id uuid PRIMARY KEY,
+      account_id text NOT NULL,
+      reference text NOT NULL,
+      amount_nanos numeric(38, 0) NOT NULL,
+      refunded_nanos numeric(38, 0) NOT NULL,
+      refund_reference text NOT NULL,
+      occurred_at timestamptz NOT NULL
+    );
+    CREATE INDEX ON ${t} (account_id, occurred_at)`,
     charges: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       event_id uuid PRIMARY KEY,
       account_id text NOT NULL,
@@ -47,7 +58,7 @@ export const balancesProjection: Projection = {
     );
     CREATE INDEX ON ${t} (account_id, month, occurred_at)`,
   },
-  canHandle: ['AccountOpened', 'AccountToppedUp', 'SpendSettled', 'SpendOverrun'],
+  canHandle: ['AccountOpened', 'AccountToppedUp', 'AccountTopUpReversed', 'SpendSettled', 'SpendOverrun'],
   async evolve(sql, t, event, stored) {
     switch (event.type) {
       case 'AccountOpened':
@@ -69,6 +80,20 @@ export const balancesProjection: Projection = {
           [event.data.accountId, event.data.reference, event.data.amountNanos, stored.id, stored.occurredAt],
         );
         return;
+      case 'AccountTopUpReversed': {
+        const d = event.data;
+        await sql.query(
+          `WITH inserted AS (
+             INSERT INTO ${t.top_up_reversals} (event_id, account_id, reference, amount_nanos, refunded_nanos,
+               refund_reference, occurred_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING amount_nanos)
+           UPDATE ${t.balances} SET balance_nanos = balance_nanos - $4::numeric,
+             topped_up_nanos = topped_up_nanos - $4::numeric, updated_at = $7
+           WHERE account_id = $2 AND EXISTS (SELECT 1 FROM inserted)`,
+          [stored.id, d.accountId, d.reference, d.amountNanos, d.refundedNanos, d.refundReference, stored.occurredAt],
+        );
+        return;
+      }
       case 'SpendSettled':
       case 'SpendOverrun': {
         const d = event.data;

@@ -20,7 +20,7 @@ export interface LiveAccount {
   name: string;
   openedAt: Date;
   rateLimitRpm: number;
-  /** Lifetime top-ups; spending lives in the budget streams. */
+  /** Lifetime top-ups less reversals (refunds); spending lives in the budget streams. */
   toppedUpNanos: bigint;
   balanceLowThresholdNanos: bigint;
   tagBudgets: Map<string, bigint>;
@@ -145,6 +145,11 @@ export class LiveAccounts {
         // The store holds each top-up once (its id derives from the reference) and delivers each event once.
         const account = this.accounts.get(event.data.accountId);
         if (account) account.toppedUpNanos += BigInt(event.data.amountNanos);
+        return;
+      }
+      case 'AccountTopUpReversed': {
+        const account = this.accounts.get(event.data.accountId);
+        if (account) account.toppedUpNanos -= BigInt(event.data.amountNanos);
         return;
       }
       case 'AccountSettingsChanged': {

@@ -145,6 +145,34 @@ export class AccountService {
     await this.handle(accountId, { type: 'SummarizeDay', day, ...usage }, { now: this.clock() });
   }
 
+  /**
+   * Records a refund of a top-up: `refundedCents` is the top-up's refunded total as the processor reports it, so
+   * the same report delivered again reverses nothing more.
+   */
+  async reverseTopUp(
+    accountId: string,
+    reference: string,
+    refundedCents: number,
+    refundReference: string,
+    correlationId?: string,
+  ): Promise<{ reversed_cents: number }> {
+    const { events } = await this.handle(
+      accountId,
+      {
+        type: 'ReverseTopUp',
+        reference,
+        refundedNanos: BigInt(refundedCents) * NANOS_PER_CENT,
+        refundReference,
+      },
+      { now: this.clock(), correlationId },
+    );
+    const reversed = events.reduce(
+      (sum, e) => (e.type === 'AccountTopUpReversed' ? sum + BigInt(e.data.amountNanos) : sum),
+      0n,
+    );
+    return { reversed_cents: Number(reversed / NANOS_PER_CENT) };
+  }
+
   async topUp(
     accountId: string,
     cents: number,

@@ -29,7 +29,7 @@ async function* readStream(store: EventStore, stream: string): AsyncIterable<Sto
 }
 
 /**
- * The balance as it stood at an instant, from the log alone: top-ups less charges (settled and overrun) that
+ * The balance as it stood at an instant, from the log alone: top-ups less refunds, less charges (settled and overrun) that
  * occurred at or before it. Budget months are read from the one before the account's opening (clocks differ
  * by a little between instances) to the one after the instant's (a charge may be booked to the next month
  * a moment before its time).
@@ -57,6 +57,8 @@ export async function balanceAt(
       references.add(event.data.reference);
       toppedUp += BigInt(event.data.amountNanos);
     }
+    if (event.type === 'AccountTopUpReversed' && stored.occurredAt <= at)
+      toppedUp -= BigInt(event.data.amountNanos);
   }
   if (!openedAt) throw new DomainError('not_found', `account ${accountId} not found`, 'account');
 

@@ -51,7 +51,7 @@ export class CapReplay {
     const sorted = categorize(event);
     switch (sorted.category) {
       case 'account':
-        this.applyAccount(sorted.event);
+        this.applyAccount(stored, sorted.event);
         return;
       case 'subaccount':
         this.applySubAccount(sorted.event);
@@ -73,11 +73,22 @@ export class CapReplay {
     }
   }
 
-  private applyAccount(event: AccountEvent): void {
+  private applyAccount(stored: StoredEvent, event: AccountEvent): void {
     switch (event.type) {
       case 'AccountToppedUp':
         this.book(event.data.accountId).toppedUp += BigInt(event.data.amountNanos);
         return;
+      case 'AccountTopUpReversed': {
+        const book = this.book(event.data.accountId);
+        book.toppedUp -= BigInt(event.data.amountNanos);
+        // A refund is the processor's fact and is recorded whole; money already spent is then owed, and said so.
+        const left = book.toppedUp - book.charged;
+        if (left < 0n)
+          this.findings.warn(
+            `${where(stored)}: the reversal of top-up ${event.data.reference} (${usd(BigInt(event.data.amountNanos))}) leaves account ${event.data.accountId} at ${usd(left)}, below what it had already spent`,
+          );
+        return;
+      }
       case 'TagBudgetSet':
         this.book(event.data.accountId).tagCaps.set(event.data.tag, BigInt(event.data.capNanos));
         return;

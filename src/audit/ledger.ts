@@ -41,6 +41,9 @@ export class LedgerSums {
       }
       sums.references.add(event.data.reference);
       sums.toppedUp += BigInt(event.data.amountNanos);
+    } else if (event.type === 'AccountTopUpReversed') {
+      // The read model's topped_up_nanos is net of refunds, as the spending limit is.
+      this.sums(event.data.accountId).toppedUp -= BigInt(event.data.amountNanos);
     } else if (event.type === 'SpendSettled') {
       this.sums(event.data.accountId).charged += BigInt(event.data.chargedNanos);
     } else if (event.type === 'SpendOverrun') {
