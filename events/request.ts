@@ -1,6 +1,24 @@
 import { z } from 'zod';
 import { Nanos } from './money.ts';
 
+/** A response-cache hit: which entry answered, how it matched, and what the discount saved the client. */
+export const CacheHit = z.object({
+  type: z.enum(['exact', 'semantic']),
+  entryId: z.string(),
+  /** The request whose answer was stored. */
+  sourceRequestId: z.string(),
+  similarity: z.number().nullable(),
+  savedNanos: Nanos,
+});
+
+/** What the response cache did for a request beyond its status: the hit, and what its semantic lookup cost. */
+export const CacheRecord = z.object({
+  hit: CacheHit.nullable(),
+  /** The gateway's own cost of embedding the prompt for a semantic lookup (never charged to the client). */
+  embeddingCostNanos: Nanos.nullable(),
+});
+export type CacheRecord = z.infer<typeof CacheRecord>;
+
 /**
  * One request that reached the pipeline, served or refused after authentication. It lives in the account's
  * budget stream so that a served request's record goes in the same append as its settlement (no flush of its
@@ -37,6 +55,8 @@ export const RequestCompleted = z.object({
   fallbacks: z.number().int(),
   /** Filled by the response cache and the router when they exist. */
   cacheStatus: z.string().nullable(),
+  /** Written since the response cache exists; absent on older records. */
+  cache: CacheRecord.optional(),
   routing: z.unknown().nullable(),
   /** SHA-256 (hex) of the request as parsed, serialized as JSON; null when it was not JSON. */
   requestSha256: z.string().nullable(),

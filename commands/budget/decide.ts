@@ -42,6 +42,17 @@ export type BudgetCommand =
       /** The request's record, appended with its settlement (the request log costs no append of its own). */
       request?: RequestRecord;
     }
+  | {
+      /** A charge whose amount is known before serving (a cached answer): held and settled in one append. */
+      type: 'Charge';
+      holdId: string;
+      requestId: string;
+      charge: z.infer<typeof ChargeDetail>;
+      chargedNanos: bigint;
+      expiresAt: string;
+      limits: Limits;
+      request?: RequestRecord;
+    }
   | { type: 'LogRequest'; request: RequestRecord }
   | { type: 'Release'; holdId: string; reason: 'failed' | 'cancelled' }
   | { type: 'ExpireHolds'; now: Date };
@@ -160,6 +171,9 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
     case 'Settle':
       requireOpen(state);
       return settle(command, state);
+    case 'Charge':
+      requireOpen(state);
+      return chargeKnown(command, state);
     case 'LogRequest':
       requireOpen(state);
       return [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }];
@@ -219,6 +233,49 @@ function settle(command: Extract<BudgetCommand, { type: 'Settle' }>, state: Budg
     ? [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }]
     : [];
   return [...events, ...thresholdNotices(state, events, command.limits), ...logged];
+}
+
+/**
+ * The hold is granted only when every scope has room for the whole amount (caps apply as to any request), and
+ * settled at once against it, so the charge reads as any other: one hold reserved once and ended once.
+ */
+function chargeKnown(command: Extract<BudgetCommand, { type: 'Charge' }>, state: BudgetState): BudgetEvent[] {
+  if (state.holds.has(command.holdId) || state.ended.has(command.holdId)) return [];
+  const tightest = binding(state, command.limits);
+  if (command.chargedNanos > 0n && tightest.remainingNanos < command.chargedNanos)
+    return refusalNotices(state, command.limits, tightest);
+  const reserved = {
+    type: 'SpendReserved' as const,
+    data: {
+      accountId: state.accountId,
+      month: state.month,
+      holdId: command.holdId,
+      requestId: command.requestId,
+      amountNanos: command.chargedNanos.toString(),
+      subAccountId: command.limits.subAccount?.id ?? null,
+      tag: command.limits.tag?.name ?? null,
+      expiresAt: command.expiresAt,
+    },
+  };
+  const settled: BudgetEvent = {
+    type: 'SpendSettled',
+    data: {
+      accountId: state.accountId,
+      month: state.month,
+      holdId: command.holdId,
+      requestId: command.requestId,
+      subAccountId: reserved.data.subAccountId,
+      tag: reserved.data.tag,
+      heldNanos: command.chargedNanos.toString(),
+      chargedNanos: command.chargedNanos.toString(),
+      releasedNanos: '0',
+      charge: command.charge,
+    },
+  };
+  const logged: BudgetEvent[] = command.request
+    ? [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }]
+    : [];
+  return [reserved, settled, ...thresholdNotices(state, [settled], command.limits), ...logged];
 }
 
 function released(state: BudgetState, hold: Hold, reason: 'failed' | 'cancelled' | 'expired'): BudgetEvent {

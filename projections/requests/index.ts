@@ -6,7 +6,7 @@ import type { Projection } from '../types.ts';
  */
 export const requestsProjection: Projection = {
   name: 'requests',
-  version: 1,
+  version: 2,
   tables: {
     request_log: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       log_id text PRIMARY KEY,
@@ -30,6 +30,7 @@ export const requestsProjection: Projection = {
       attempts integer NOT NULL,
       fallbacks integer NOT NULL,
       cache_status text,
+      cache jsonb,
       routing jsonb,
       request_sha256 text,
       response_sha256 text,
@@ -46,9 +47,10 @@ export const requestsProjection: Projection = {
     await sql.query(
       `INSERT INTO ${t.request_log} (log_id, request_id, account_id, sub_account_id, key_id, tag, endpoint,
          requested_model, model, provider, status, error_type, stream, usage, cost_nanos, hold_id, first_byte_ms,
-         total_ms, attempts, fallbacks, cache_status, routing, request_sha256, response_sha256, bodies_kept, created_at)
+         total_ms, attempts, fallbacks, cache_status, routing, request_sha256, response_sha256, bodies_kept, created_at,
+         cache)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         $23, $24, $25, $26)
+         $23, $24, $25, $26, $27)
        ON CONFLICT (log_id) DO NOTHING`,
       [
         d.logId,
@@ -77,6 +79,7 @@ export const requestsProjection: Projection = {
         d.responseSha256,
         d.bodiesKept,
         d.at,
+        d.cache === undefined ? null : JSON.stringify(d.cache),
       ],
     );
   },

@@ -22,6 +22,7 @@ export interface RequestRow {
   attempts: number;
   fallbacks: number;
   cache_status: string | null;
+  cache: unknown;
   routing: unknown;
   request_sha256: string | null;
   response_sha256: string | null;

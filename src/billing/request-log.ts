@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import type { RequestRecord } from '../../events/request.ts';
+import type { CacheRecord, RequestRecord } from '../../events/request.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 
@@ -118,6 +118,9 @@ export class RequestLog {
   firstByteMs: number | null = null;
   errorType: string | null = null;
   usage: Record<string, unknown> | null = null;
+  /** What the response cache did (its X-Cache-Status), and for a hit where the answer came from. */
+  cacheStatus: string | null = null;
+  cache: CacheRecord | null = null;
   private response: unknown;
   private done = false;
 
@@ -143,6 +146,11 @@ export class RequestLog {
 
   respond(response: unknown): void {
     this.response ??= response;
+  }
+
+  /** A record made for a charge that was then refused: the refusal is recorded instead. */
+  reopen(): void {
+    this.done = false;
   }
 
   /** The event's data, once: undefined when the request was already recorded. */
@@ -179,7 +187,8 @@ export class RequestLog {
       totalMs,
       attempts: this.attempts,
       fallbacks: this.fallbacks,
-      cacheStatus: null,
+      cacheStatus: this.cacheStatus,
+      ...(this.cache && { cache: this.cache }),
       routing: null,
       requestSha256: body !== null && typeof body === 'object' ? this.bodies.save(body, keep) : null,
       responseSha256: this.response === undefined ? null : this.bodies.save(this.response, keep),

@@ -164,6 +164,35 @@ export class Spending {
     });
   }
 
+  /**
+   * A charge whose amount is known before anything is served (a cached answer): one append that holds and settles
+   * it together, refused with 402 like a reservation when a scope has no room for the whole amount.
+   */
+  async charge(
+    auth: KeyHolder,
+    request: { requestId: string; tag: string | null; log?: RequestLog },
+    input: Omit<SettleInput, 'actualNanos' | 'loggedNanos'>,
+  ): Promise<void> {
+    const limits = this.limits(auth, request.tag);
+    const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
+    const chargedNanos = input.charge.chargedNanos;
+    const record = request.log?.finish({ status: 200, costNanos: chargedNanos, holdId });
+    const decision = await this.ledger.submit(auth.accountId, this.firstMonth(auth.accountId), {
+      type: 'Charge',
+      holdId,
+      requestId: request.requestId,
+      chargedNanos,
+      charge: chargeDetail(input),
+      expiresAt: this.clock().toISOString(),
+      limits,
+      ...(record && { request: record }),
+    });
+    if (!decision.events.some((e) => e.type === 'SpendSettled')) {
+      request.log?.reopen();
+      throw refusal(binding(decision.state, limits), chargedNanos, limits);
+    }
+  }
+
   /** A request that settled nothing (a refusal, a failure): its record joins the budget stream's next append. */
   async logRequest(request: RequestRecord): Promise<void> {
     await this.ledger.submit(request.accountId, this.firstMonth(request.accountId), {
@@ -179,6 +208,23 @@ export class Spending {
     });
     return decision.events.length;
   }
+}
+
+function chargeDetail(input: Omit<SettleInput, 'actualNanos' | 'loggedNanos'>): z.infer<typeof ChargeDetail> {
+  return {
+    model: input.model,
+    provider: input.provider,
+    lines: input.charge.lines.map((l) => ({
+      ...l,
+      unitPriceNanosPerMillion: l.unitPriceNanosPerMillion.toString(),
+    })),
+    passThroughNanos: input.charge.passThroughNanos.toString(),
+    feeNanos: input.charge.feeNanos.toString(),
+    discount: input.charge.discount,
+    discountNanos: input.charge.discountNanos.toString(),
+    usageReported: input.usageReported,
+    units: input.units,
+  };
 }
 
 const dollars = (nanos: bigint) =>

@@ -31,6 +31,8 @@ export interface LoggedRequest {
   attempts: number;
   fallbacks: number;
   cacheStatus: string | null;
+  /** The hit (type, entry, saving) and the semantic lookup's cost, when the cache had a part in it. */
+  cache: unknown;
   routing: unknown;
   requestSha256: string | null;
   responseSha256: string | null;
@@ -61,6 +63,7 @@ export function loggedRequest(row: RequestRow): LoggedRequest {
     attempts: row.attempts,
     fallbacks: row.fallbacks,
     cacheStatus: row.cache_status,
+    cache: row.cache ?? null,
     routing: row.routing ?? null,
     requestSha256: row.request_sha256,
     responseSha256: row.response_sha256,

@@ -26,9 +26,33 @@ export function requestView(logged: LoggedRequest) {
     attempts: logged.attempts,
     fallbacks: logged.fallbacks,
     cache_status: logged.cacheStatus,
+    cache: cacheView(logged.cache),
     routing: logged.routing,
     request_sha256: logged.requestSha256,
     response_sha256: logged.responseSha256,
     bodies_kept: logged.bodiesKept,
+  };
+}
+
+/** The cache's part as the API spells it: snake case, money in cents and exact nano-dollars. */
+function cacheView(cache: unknown) {
+  const record = cache as {
+    hit: { type: string; entryId: string; sourceRequestId: string; similarity: number | null; savedNanos: string } | null;
+    embeddingCostNanos: string | null;
+  } | null;
+  if (!record) return null;
+  const hit = record.hit;
+  return {
+    hit: hit
+      ? {
+          type: hit.type,
+          entry_id: hit.entryId,
+          source_request_id: hit.sourceRequestId,
+          similarity: hit.similarity,
+          saved_cents: nanosToCents(BigInt(hit.savedNanos)),
+          saved_nanos: hit.savedNanos,
+        }
+      : null,
+    embedding_cost_nanos: record.embeddingCostNanos,
   };
 }
