@@ -46,6 +46,7 @@ const LAYERS: { name: string; units: string[] }[] = [
       'src/workers',
       'src/requests',
       'src/replays',
+      'src/responses',
     ],
   },
   { name: 'http', units: ['src/http'] },

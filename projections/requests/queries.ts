@@ -63,6 +63,28 @@ export async function findRequest(
   return rows[0];
 }
 
+/** The record with this log id (the request log's own id, unique per request), of any owner: check the owner. */
+export async function findRequestByLogId(sql: Sql, logId: string): Promise<RequestRow | undefined> {
+  const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
+    `SELECT * FROM request_log WHERE log_id = $1`,
+    [logId],
+  );
+  return rows[0];
+}
+
+/** Whether a reader may see this record: an account all of its own, a sub-account key only the sub-account's. */
+export const ownedBy = (row: RequestRow, owner: RequestOwner): boolean =>
+  row.account_id === owner.accountId && (owner.subAccountId === null || row.sub_account_id === owner.subAccountId);
+
+/** Whether a request other than `logId` refers to this body: a body two requests share is not erased with one. */
+export async function bodyShared(sql: Sql, sha256: string, logId: string): Promise<boolean> {
+  const { rows } = await sql.query(
+    `SELECT 1 FROM request_log WHERE (request_sha256 = $1 OR response_sha256 = $1) AND log_id <> $2 LIMIT 1`,
+    [sha256, logId],
+  );
+  return rows.length > 0;
+}
+
 /** A page of the owner's requests, newest first; one more than `limit` is read to tell whether more follow. */
 export async function listRequests(
   sql: Sql,

@@ -106,7 +106,8 @@ export interface RequestInfo {
 export class RequestLog {
   readonly logId = `rlog_${randomUUID().replaceAll('-', '')}`;
   private readonly started = performance.now();
-  private readonly at = new Date().toISOString();
+  /** When the request arrived: what a feature that names the request by its log id dates it by. */
+  readonly at = new Date().toISOString();
   tag: string | null = null;
   model: string | null = null;
   provider: string | null = null;

@@ -29,6 +29,7 @@ import { embeddingsRoutes } from './routes/v1/embeddings.ts';
 import { filesRoutes } from './routes/v1/files.ts';
 import { healthRoutes } from './routes/v1/health.ts';
 import { imagesRoutes } from './routes/v1/images.ts';
+import { jobListRoutes } from './routes/v1/job-list.ts';
 import { type JobRouteDeps, jobRoutes } from './routes/v1/jobs.ts';
 import { messagesRoutes } from './routes/v1/messages.ts';
 import { modelRoutes } from './routes/v1/models.ts';
@@ -37,6 +38,7 @@ import { ocrRoutes } from './routes/v1/ocr.ts';
 import { realtimeRoutes } from './routes/v1/realtime.ts';
 import { replaysRoutes } from './routes/v1/replays.ts';
 import { requestsRoutes } from './routes/v1/requests.ts';
+import { responsesRoutes } from './routes/v1/responses.ts';
 import { rerankRoutes } from './routes/v1/rerank.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
 import { translationsRoutes } from './routes/v1/translations.ts';
@@ -78,6 +80,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(balanceRoutes(deps.pool, deps.live));
       await v1.register(chatRoutes(deps.chat, deps.live));
       await v1.register(messagesRoutes(deps.chat, deps.live));
+      await v1.register(responsesRoutes(deps.chat, deps.live, deps.pool, deps.blobs));
       await v1.register(embeddingsRoutes(deps.chat, deps.live));
       await v1.register(moderationsRoutes(deps.chat, deps.live));
       await v1.register(rerankRoutes(deps.chat, deps.live));
@@ -89,6 +92,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(audioRoutes({ ...deps.chat, blobs: deps.blobs }, deps.live, deps.jobs));
       await v1.register(realtimeRoutes(deps.chat, deps.live));
       await v1.register(jobRoutes(deps.jobs, deps.live));
+      await v1.register(jobListRoutes(deps.pool));
       await v1.register(healthRoutes(deps.chat.health));
       await v1.register(
         modelRoutes(deps.chat.catalog, deps.chat.env, () => deps.chat.env.GATEWAY_URL || app.listeningOrigin),
