@@ -44,6 +44,11 @@ const deletedKey = (logId: string) => `responses/deleted/${logId}.json`;
 const isDeleted = async (store: ResponseStore, logId: string) =>
   (await store.blobs.size(deletedKey(logId))) !== undefined;
 
+/** How long a response just served may take to reach the read model and its bodies the store, under load. */
+const SETTLE_MS = 5000;
+
+const sleep = () => new Promise((resolve) => setTimeout(resolve, 25));
+
 const notFound = (id: string, why = '') => new RequestRefused('not_found', `No response '${id}'${why}`);
 
 /**
@@ -54,7 +59,7 @@ const notFound = (id: string, why = '') => new RequestRefused('not_found', `No r
 async function findServed(store: ResponseStore, owner: RequestOwner, id: string): Promise<LoggedRequest> {
   const logId = logIdOf(id);
   if (logId === undefined) throw notFound(id);
-  const deadline = Date.now() + (store.settleMs ?? 2000);
+  const deadline = Date.now() + (store.settleMs ?? SETTLE_MS);
   for (;;) {
     const row = await findRequestByLogId(store.sql, logId);
     if (row && !ownedBy(row, owner)) throw notFound(id);
@@ -65,7 +70,7 @@ async function findServed(store: ResponseStore, owner: RequestOwner, id: string)
       return logged;
     }
     if (Date.now() >= deadline) throw notFound(id);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep();
   }
 }
 
@@ -85,8 +90,16 @@ export async function readStored(
       "this account's request bodies are not kept (request_bodies: drop), so its responses are not stored",
     );
   }
-  const requestBody = await loggedBody(store.blobs, logged.requestSha256);
-  const responseBody = await loggedBody(store.blobs, logged.responseSha256);
+  // Bodies are written in the background, a moment after the record: a young record's are waited for.
+  const deadline = logged.createdAt.getTime() + (store.settleMs ?? SETTLE_MS);
+  let requestBody: unknown;
+  let responseBody: unknown;
+  for (;;) {
+    requestBody ??= await loggedBody(store.blobs, logged.requestSha256);
+    responseBody ??= await loggedBody(store.blobs, logged.responseSha256);
+    if ((requestBody !== undefined && responseBody !== undefined) || Date.now() >= deadline) break;
+    await sleep();
+  }
   if (requestBody === undefined || responseBody === undefined) {
     throw refuse('its bodies are no longer in the request log (past the retention period, or erased)');
   }

@@ -1,0 +1,434 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { json } from '../support/json.ts';
+import { startAnthropicUpstream } from '../upstreams/anthropic.ts';
+import { startOpenAiUpstream } from '../upstreams/openai.ts';
+import type { Upstream } from '../upstreams/types.ts';
+
+let gateway: TestGateway;
+let openai: Upstream;
+let anthropic: Upstream;
+let client: OpenAI;
+let key: string;
+
+async function newAccount(name: string, cents: number): Promise<{ id: string; key: string }> {
+  const account = await json(await gateway.admin('/accounts', { name }));
+  if (cents > 0) await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents, reference: name });
+  return { id: account.account_id, key: account.key };
+}
+
+const sdk = (apiKey: string) => new OpenAI({ apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+
+beforeAll(async () => {
+  [openai, anthropic] = await Promise.all([startOpenAiUpstream(), startAnthropicUpstream()]);
+  gateway = await startTestGateway({
+    OPENAI_API_KEY: 'sk-sim-openai',
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    ANTHROPIC_API_KEY: 'sk-sim-anthropic',
+    ANTHROPIC_BASE_URL: anthropic.url,
+  });
+  key = (await newAccount('responses', 500)).key;
+  client = sdk(key);
+});
+afterAll(async () => {
+  await gateway?.close();
+  await Promise.all([openai?.close(), anthropic?.close()]);
+});
+
+/** The request log's record of a request, once the projection has it: its exact cost and bodies. */
+const logged = (requestId: string | null, apiKey = key) =>
+  eventually(
+    async () => {
+      const response = await fetch(`${gateway.url}/v1/requests/${requestId}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+      return response.status === 200 ? json(response) : undefined;
+    },
+    (record) => record !== undefined,
+  );
+
+const weatherTool = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'The weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: false,
+};
+
+describe('POST /v1/responses through the official openai SDK', () => {
+  it('answers as the equivalent chat completion does, and is charged exactly what it is charged', async () => {
+    const { data, response } = await client.responses
+      .create({ model: 'openai/gpt-4o-mini', instructions: 'Be brief', input: 'Bonjour, passerelle' })
+      .withResponse();
+    expect(data).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model: 'openai/gpt-4o-mini',
+      instructions: 'Be brief',
+      incomplete_details: null,
+      error: null,
+      output: [
+        {
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'echo: Bonjour, passerelle', annotations: [] }],
+        },
+      ],
+    });
+    expect(data.id).toMatch(/^resp_[0-9a-f]{32}$/);
+    expect(data.output_text).toBe('echo: Bonjour, passerelle');
+    // The simulator's rule: each message is its words + 3 tokens, the instructions one message.
+    expect(data.usage).toEqual({
+      input_tokens: 2 + 3 + 2 + 3,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 3,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 13,
+    });
+    expect(response.headers.get('x-model')).toBe('openai/gpt-4o-mini');
+    expect(response.headers.get('x-provider')).toBe('openai');
+
+    const chat = await client.chat.completions
+      .create({
+        model: 'openai/gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'Be brief' },
+          { role: 'user', content: 'Bonjour, passerelle' },
+        ],
+      })
+      .withResponse();
+    expect(chat.data.choices[0]?.message.content).toBe(data.output_text);
+    expect(response.headers.get('x-cost-cents')).toBe(chat.response.headers.get('x-cost-cents'));
+    const [asResponse, asChat] = await Promise.all([
+      logged(response.headers.get('x-request-id')),
+      logged(chat.response.headers.get('x-request-id')),
+    ]);
+    expect(asResponse.endpoint).toBe('/v1/responses');
+    expect(BigInt(asResponse.cost_nanos)).toBeGreaterThan(0n);
+    expect(asResponse.cost_nanos).toBe(asChat.cost_nanos);
+    expect(asResponse.usage).toEqual(asChat.usage);
+  });
+
+  it('serves an Anthropic model, translated as /v1/messages is', async () => {
+    const data = await client.responses.create({
+      model: 'anthropic/claude-sonnet-4-5',
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello from the Responses API' }] }],
+      max_output_tokens: 100,
+    });
+    expect(data.status).toBe('completed');
+    expect(data.model).toBe('anthropic/claude-sonnet-4-5');
+    expect(data.output_text).toBe('echo: Hello from the Responses API');
+    expect(data.usage?.input_tokens).toBe(5 + 3);
+  });
+
+  it('marks a response cut by max_output_tokens incomplete', async () => {
+    const data = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      input: 'alpha beta gamma delta epsilon',
+      max_output_tokens: 2,
+    });
+    expect(data.status).toBe('incomplete');
+    expect(data.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(data.output_text).toBe('echo: alpha');
+    expect(data.usage?.output_tokens).toBe(2);
+  });
+
+  it('fills a JSON schema asked for in text.format', async () => {
+    const data = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      input: 'A city, please',
+      text: {
+        format: {
+          type: 'json_schema',
+          name: 'city',
+          schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        },
+      },
+    });
+    expect(Object.keys(JSON.parse(data.output_text))).toEqual(['name']);
+    expect(data.text?.format).toMatchObject({ type: 'json_schema', name: 'city' });
+  });
+
+  it('gives the reasoning of a model that has it as a reasoning item', async () => {
+    const data = await client.responses.create({
+      model: 'openai/o3',
+      input: 'why the sky is blue',
+      reasoning: { effort: 'low' },
+    });
+    expect(data.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    expect(data.output[0]).toMatchObject({
+      content: [{ type: 'reasoning_text', text: 'thinking about: why the sky is blue' }],
+    });
+    expect(data.usage?.output_tokens_details.reasoning_tokens).toBe(7);
+  });
+});
+
+describe('function tools', () => {
+  it('round-trips a call: the function_call item, then its output with previous_response_id', async () => {
+    const first = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      input: 'What is the weather in Paris?',
+      tools: [weatherTool],
+      tool_choice: 'auto',
+    });
+    expect(first.status).toBe('completed');
+    expect(first.output).toHaveLength(1);
+    const call = first.output[0];
+    if (call?.type !== 'function_call') throw new Error(`expected a function call, got ${call?.type}`);
+    expect(call).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
+    expect(call.call_id).not.toBe('');
+    expect(first.tools).toMatchObject([{ type: 'function', name: 'get_weather' }]);
+
+    const second = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: 'Sunny, 21 degrees' }],
+      tools: [weatherTool],
+    });
+    expect(second.previous_response_id).toBe(first.id);
+    expect(second.output_text).toBe('echo: What is the weather in Paris?');
+    // user (6 words) + the assistant's call (no text) + the tool result (3 words), each + 3.
+    expect(second.usage?.input_tokens).toBe(9 + 3 + 6);
+
+    // Stateless, the same conversation sent whole is the same request.
+    const whole = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      input: [
+        { role: 'user', content: 'What is the weather in Paris?' },
+        { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+        { type: 'function_call_output', call_id: call.call_id, output: 'Sunny, 21 degrees' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(whole.output_text).toBe(second.output_text);
+    expect(whole.usage).toEqual(second.usage);
+  });
+
+  it('streams a call as function-call argument events', async () => {
+    const stream = client.responses.stream({
+      model: 'openai/gpt-4o-mini',
+      input: 'weather in Lyon?',
+      tools: [weatherTool],
+    });
+    const types: string[] = [];
+    let args = '';
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.function_call_arguments.delta') args += event.delta;
+    }
+    const final = await stream.finalResponse();
+    expect(types[0]).toBe('response.created');
+    expect(types).toContain('response.function_call_arguments.delta');
+    expect(types.slice(-3)).toEqual([
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(args).toBe('{"city":"Paris"}');
+    expect(final.output).toMatchObject([{ type: 'function_call', name: 'get_weather', arguments: args }]);
+  });
+});
+
+describe('streaming', () => {
+  it('sends the documented events in order, numbered, and the stream reads back as retrieve gives it', async () => {
+    const stream = client.responses.stream({ model: 'openai/gpt-4o-mini', input: 'one two three' });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    const final = await stream.finalResponse();
+    const deltas = events.filter((e) => e.type === 'response.output_text.delta').length;
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      ...Array(deltas).fill('response.output_text.delta'),
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(deltas).toBeGreaterThan(1);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    // The SDK's stream helper leaves output_text to the caller.
+    expect(final.output).toMatchObject([{ type: 'message', content: [{ text: 'echo: one two three' }] }]);
+    expect(final.status).toBe('completed');
+    expect(final.usage).toMatchObject({ input_tokens: 6, output_tokens: 4, total_tokens: 10 });
+
+    const completed = events.at(-1);
+    if (completed?.type !== 'response.completed') throw new Error('the stream did not complete');
+    const read = await client.responses.retrieve(final.id);
+    expect(read).toEqual({ ...completed.response, output_text: 'echo: one two three' });
+  });
+
+  it('streams an Anthropic model, and bills the stream as the same chat stream', async () => {
+    const { data: stream, response } = await client.responses
+      .create({ model: 'anthropic/claude-sonnet-4-5', input: 'four five six', stream: true })
+      .withResponse();
+    let text = '';
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') completed = event.response;
+    }
+    expect(text).toBe('echo: four five six');
+    expect(completed?.usage?.output_tokens).toBe(4);
+    const chat = await client.chat.completions
+      .create({
+        model: 'anthropic/claude-sonnet-4-5',
+        messages: [{ role: 'user', content: 'four five six' }],
+        stream: true,
+      })
+      .withResponse();
+    for await (const _ of chat.data) {
+      // drained: the stream settles at its end
+    }
+    const [a, b] = await Promise.all([
+      logged(response.headers.get('x-request-id')),
+      logged(chat.response.headers.get('x-request-id')),
+    ]);
+    expect(a.stream).toBe(true);
+    expect(a.cost_nanos).toBe(b.cost_nanos);
+  });
+});
+
+describe('stored responses', () => {
+  it('retrieves a response and lists its input items, newest first by default', async () => {
+    const created = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      input: [
+        { role: 'developer', content: 'Answer in French' },
+        { role: 'user', content: [{ type: 'input_text', text: 'first question' }] },
+        { role: 'assistant', content: 'first answer' },
+        { role: 'user', content: 'second question' },
+      ],
+      metadata: { ticket: 'T-1' },
+    });
+    const read = await client.responses.retrieve(created.id);
+    expect(read).toEqual(created);
+    expect(read.metadata).toEqual({ ticket: 'T-1' });
+
+    const page = await client.responses.inputItems.list(created.id, { limit: 3 });
+    expect(page.data).toHaveLength(3);
+    expect(page.has_more).toBe(true);
+    expect(page.data[0]).toMatchObject({
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'second question' }],
+    });
+    const all: OpenAI.Responses.ResponseItem[] = [];
+    for await (const item of client.responses.inputItems.list(created.id, { limit: 2, order: 'asc' }))
+      all.push(item);
+    expect(all.map((item) => (item.type === 'message' ? item.role : item.type))).toEqual([
+      'developer',
+      'user',
+      'assistant',
+      'user',
+    ]);
+    expect(new Set(all.map((item) => item.id)).size).toBe(4);
+  });
+
+  it('continues a conversation with previous_response_id, without the earlier instructions', async () => {
+    const first = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      instructions: 'Be brief and kind',
+      input: 'alpha beta',
+    });
+    const second = await client.responses.create({
+      model: 'openai/gpt-4o-mini',
+      previous_response_id: first.id,
+      input: 'gamma',
+    });
+    expect(second.output_text).toBe('echo: gamma');
+    // user "alpha beta" (5) + assistant "echo: alpha beta" (6) + user "gamma" (4): the instructions are not carried.
+    expect(second.usage?.input_tokens).toBe(15);
+    const third = await client.responses.create({
+      model: 'anthropic/claude-sonnet-4-5',
+      previous_response_id: second.id,
+      input: 'delta',
+      instructions: 'Short',
+    });
+    expect(third.usage?.input_tokens).toBe(4 + 15 + 5 + 4);
+  });
+
+  it('keeps responses within their account: another account reads a 404', async () => {
+    const created = await client.responses.create({ model: 'local/echo', input: 'mine' });
+    const other = sdk((await newAccount('other-tenant', 100)).key);
+    await expect(other.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.responses.inputItems.list(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(other.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(
+      other.responses.create({ model: 'local/echo', input: 'yours?', previous_response_id: created.id }),
+    ).rejects.toMatchObject({ status: 404 });
+    expect((await client.responses.retrieve(created.id)).id).toBe(created.id);
+  });
+
+  it('deletes a response: it is then not found, not even to continue from', async () => {
+    const created = await client.responses.create({ model: 'local/echo', input: 'forget me' });
+    await client.responses.retrieve(created.id);
+    await client.responses.delete(created.id);
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.delete(created.id)).rejects.toMatchObject({ status: 404 });
+    await expect(
+      client.responses.create({ model: 'local/echo', input: 'again', previous_response_id: created.id }),
+    ).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('does not serve a response created with store: false', async () => {
+    const created = await client.responses.create({ model: 'local/echo', input: 'ephemeral', store: false });
+    expect((created as unknown as { store: boolean }).store).toBe(false);
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    const error = await client.responses
+      .create({ model: 'local/echo', input: 'next', previous_response_id: created.id })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400 });
+    expect(String((error as Error).message)).toContain('store: false');
+  });
+
+  it('refuses previous_response_id with a 400 saying why when the account keeps no bodies', async () => {
+    const account = await newAccount('no-bodies', 100);
+    await gateway.admin(`/accounts/${account.id}/settings`, { request_bodies: 'drop' });
+    const own = sdk(account.key);
+    const created = await eventually(
+      () => own.responses.create({ model: 'local/echo', input: 'not kept' }),
+      () => true,
+    );
+    const error = await own.responses
+      .create({ model: 'local/echo', input: 'next', previous_response_id: created.id })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 400 });
+    expect(String((error as Error).message)).toMatch(/previous_response_id.*bodies are not kept/);
+  });
+});
+
+describe('refusals', () => {
+  it('refuses a built-in tool with a 400 naming the field', async () => {
+    const error = await client.responses
+      .create({ model: 'openai/gpt-4o-mini', input: 'news?', tools: [{ type: 'web_search' }] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as Error).message).toContain("'tools[0].type'");
+    expect((error as Error).message).toContain('web_search');
+  });
+
+  it('refuses with a 402 when the balance cannot cover the request, and charges nothing', async () => {
+    const poor = sdk((await newAccount('poor', 0)).key);
+    await expect(
+      poor.responses.create({ model: 'openai/gpt-4o-mini', input: 'hello' }),
+    ).rejects.toMatchObject({
+      status: 402,
+    });
+    await expect(
+      poor.responses.create({ model: 'openai/gpt-4o-mini', input: 'hello', stream: true }),
+    ).rejects.toMatchObject({ status: 402 });
+  });
+
+  it('answers the legacy /v1/completions with a 400 pointing to chat completions', async () => {
+    const error = await client.completions
+      .create({ model: 'openai/gpt-4o-mini', prompt: 'Once upon a time' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as Error).message).toContain('/v1/chat/completions');
+  });
+});
