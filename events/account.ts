@@ -54,6 +54,13 @@ export const AccountSettingsChanged = z.object({
   requestBodies: z.enum(['keep', 'drop']).nullable().optional(),
   /** Days the request log keeps this account's bodies; null for the gateway's setting. */
   requestRetentionDays: z.number().int().positive().nullable().optional(),
+  /** The models the automatic router may choose for this account (`*` wildcards); null lifts the restriction. */
+  routing: z
+    .object({ allowed: z.array(z.string()).nullable(), excluded: z.array(z.string()) })
+    .nullable()
+    .optional(),
+  /** Whether the MCP server offers this account's keys its write tools (off until the operator turns them on). */
+  mcpWriteTools: z.boolean().optional(),
 });
 
 /** A monthly (UTC calendar month) spending cap for a cost tag. */

@@ -17,6 +17,8 @@ const Env = z.object({
   GATEWAY_ADMIN_TOKEN: z.string().min(16).optional(),
   GATEWAY_URL: z.string().optional(),
   GATEWAY_MEDIA_URL: z.string().url().optional(),
+  GATEWAY_MCP_URL: z.string().url().optional(),
+  GATEWAY_MCP_ALLOWED_HOSTS: z.string().optional(),
   GATEWAY_DEMO_CREDIT_CENTS: z.coerce.number().int().min(0).default(500),
   GATEWAY_UPSTREAM_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   GATEWAY_MAX_RETRY_WAIT_MS: z.coerce.number().int().min(0).default(10_000),
@@ -35,7 +37,11 @@ const Env = z.object({
     .positive()
     .default(10 * 1024 ** 3),
   GATEWAY_REQUEST_BODIES: z.enum(['keep', 'drop']).default('keep'),
+  GATEWAY_SPEND_LEASES: z.enum(['on', 'off']).default('on'),
   GATEWAY_REQUEST_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  GATEWAY_CACHE_EMBEDDING_MODEL: z.string().optional(),
+  GATEWAY_CACHE_SEMANTIC_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
+  GATEWAY_CACHE_TTL_S: z.coerce.number().int().positive().default(86_400),
   GATEWAY_CONFIG: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -67,6 +73,10 @@ export interface Config {
   gatewayUrl: string;
   /** Where signed media URLs point (the gateway's own `/media` route unless set). */
   mediaUrl: string | undefined;
+  /** The MCP server's public URL (the gateway's own `/mcp` unless set). */
+  mcpUrl: string | undefined;
+  /** Host names `/mcp` answers besides localhost and those of the gateway's and the MCP server's URLs. */
+  mcpAllowedHosts: string[];
   demoCreditCents: number;
   /** How long to wait for a provider's response headers. */
   upstreamTimeoutMs: number;
@@ -79,13 +89,19 @@ export interface Config {
   env: NodeJS.ProcessEnv;
   /** Models to fall back to, per model, when a request names none (config file). */
   fallbacks: Record<string, string[]>;
+  /** The automatic router's model lists from the config file. */
+  routing: FileSettings['routing'];
   logLevel: z.infer<typeof Env>['LOG_LEVEL'];
   edge: EdgeLimits;
   /** Bytes of files an account (its sub-accounts included) may keep; uploads past it are refused. */
   storageQuotaBytes: number;
   /** Whether the request log keeps request and response bodies, and for how many days. */
   requestBodies: 'keep' | 'drop';
+  /** Requests admitted in memory under spend leases (docs/billing.md); off: every request holds on its own. */
+  spendLeases: boolean;
   requestRetentionDays: number;
+  /** The response cache: entry lifetime, the semantic threshold and the embedding model (docs/cache.md). */
+  cache: { ttlMs: number; threshold: number; embeddingModel: string | undefined };
 }
 
 export class ConfigError extends Error {
@@ -124,11 +140,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: e.GATEWAY_ADMIN_TOKEN,
     gatewayUrl: e.GATEWAY_URL ?? `http://127.0.0.1:${e.PORT}`,
     mediaUrl: e.GATEWAY_MEDIA_URL,
+    mcpUrl: e.GATEWAY_MCP_URL,
+    mcpAllowedHosts: (e.GATEWAY_MCP_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
     demoCreditCents: e.GATEWAY_DEMO_CREDIT_CENTS,
     upstreamTimeoutMs: e.GATEWAY_UPSTREAM_TIMEOUT_MS,
     maxRetryWaitMs: e.GATEWAY_MAX_RETRY_WAIT_MS,
     env: { ...file.variables, ...given },
     fallbacks: file.fallbacks,
+    routing: file.routing,
     logLevel: e.LOG_LEVEL,
     edge: {
       maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,
@@ -139,6 +161,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     storageQuotaBytes: e.GATEWAY_STORAGE_QUOTA_BYTES,
     requestBodies: e.GATEWAY_REQUEST_BODIES,
+    spendLeases: e.GATEWAY_SPEND_LEASES === 'on',
     requestRetentionDays: e.GATEWAY_REQUEST_RETENTION_DAYS,
+    cache: {
+      ttlMs: e.GATEWAY_CACHE_TTL_S * 1000,
+      threshold: e.GATEWAY_CACHE_SEMANTIC_THRESHOLD,
+      embeddingModel: e.GATEWAY_CACHE_EMBEDDING_MODEL,
+    },
   };
 }

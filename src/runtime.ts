@@ -14,6 +14,7 @@ import { RequestBodies } from './billing/request-log.ts';
 import { Spending } from './billing/spending.ts';
 import { buildCatalog } from './catalog/index.ts';
 import type { Config } from './config.ts';
+import { openResponseCache } from './cache/open.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { openEventStore } from './eventstore/open.ts';
@@ -27,6 +28,7 @@ import { trackTraffic } from './http/traffic.ts';
 import { startJobWorker } from './jobs/loop.ts';
 import { transcriptionKind } from './jobs/transcription.ts';
 import { jobSource, notifyJobEnded } from './jobs/webhook.ts';
+import { registerMcp } from './mcp/index.ts';
 import { openRateLimiter } from './limits/open.ts';
 import { MediaUrls } from './media/signed-urls.ts';
 import { allowPrivateUrls } from './net/url-guard.ts';
@@ -38,6 +40,9 @@ import { requestLogReader } from './replays/request-log.ts';
 import { ReplayService } from './replays/service.ts';
 import { ShadowWorker } from './replays/shadow.ts';
 import { startRetentionWorker } from './requests/retention.ts';
+import { Router } from './routing/router.ts';
+import { registerDashboard } from './dashboard/index.ts';
+import { CardTopUps, stripeSettings } from './payments/stripe.ts';
 import { warmTokenizer } from './tokens/count.ts';
 import { Webhooks } from './webhooks/service.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
@@ -114,7 +119,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   }
 
   const ledger = new BudgetLedger(store, clock);
-  const spending = new Spending(ledger, live, clock);
+  const spending = new Spending(ledger, live, clock, { leases: config.spendLeases });
   const subAccounts = new SubAccounts(store, live, database.pool, clock);
   const limiter = openRateLimiter(config.redisUrl);
   const workers = startWorkers({
@@ -136,15 +141,32 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   });
   // The tokenizer's rank table takes ~200 ms to load: paid here at start, not by the first request's neighbours.
   warmTokenizer();
+  const catalog = buildCatalog();
+  const health = new ProviderHealth();
   const chat = {
     spending,
-    catalog: buildCatalog(),
+    catalog,
     env: config.env,
-    health: new ProviderHealth(),
+    health,
     timeoutMs: config.upstreamTimeoutMs,
     maxRetryWaitMs: config.maxRetryWaitMs,
     fallbacks: config.fallbacks,
+    router: new Router({
+      catalog,
+      env: config.env,
+      health,
+      operator: config.routing,
+      account: (accountId) => live.account(accountId)?.routing ?? undefined,
+    }),
   };
+  const cache = await openResponseCache(
+    { ...config.cache, redisUrl: config.redisUrl },
+    database.pool,
+    store,
+    chat,
+    options.log,
+    clock,
+  );
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   const requestBodies = new RequestBodies(
     blobs,
@@ -232,7 +254,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   shadowWorker.start();
   const app = await buildApp({
     webhooks,
-    chat,
+    chat: { ...chat, cache },
     blobs,
     media,
     jobs,
@@ -250,6 +272,15 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     logLevel: config.logLevel,
     edge: config.edge,
   });
+  await registerMcp(app, { config, live, blobs, media, log: options.log });
+  await registerDashboard(app, {
+    ...{ pool: database.pool, store, live, accounts, subAccounts, replays, webhooks, requestBodies, blobs, chat },
+    cardTopUps: new CardTopUps(stripeSettings(config.env), accounts),
+    projections,
+    adminToken,
+    env: config.env,
+    clock,
+  });
   serving = trackTraffic(app.server);
   return {
     app,
@@ -264,6 +295,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     webhooks,
     async close() {
       await closeHttp(app);
+      await spending.returnLeases();
       retention.stop();
       await workers.stop();
       await batchWorker.stop();
@@ -271,6 +303,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       await webhookWorker.stop();
       await jobWorker.stop();
       await limiter.close();
+      await cache.close();
       await runner.stop();
       await live.stop();
       await store.close();

@@ -23,6 +23,8 @@ export type AccountCommand =
       balanceLowThresholdNanos?: bigint;
       requestBodies?: 'keep' | 'drop' | null;
       requestRetentionDays?: number | null;
+      routing?: { allowed: string[] | null; excluded: string[] } | null;
+      mcpWriteTools?: boolean;
     }
   | { type: 'SetTagBudget'; tag: string; capNanos: bigint }
   | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number }
@@ -138,6 +140,8 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
         ...(command.requestRetentionDays === undefined
           ? {}
           : { requestRetentionDays: command.requestRetentionDays }),
+        ...(command.routing === undefined ? {} : { routing: command.routing }),
+        ...(command.mcpWriteTools === undefined ? {} : { mcpWriteTools: command.mcpWriteTools }),
       };
       return Object.keys(data).length > 1 ? [{ type: 'AccountSettingsChanged', data }] : [];
     }

@@ -27,6 +27,10 @@ export interface LiveAccount {
   /** The request log's overrides for this account; null follows the gateway's settings. */
   requestBodies: 'keep' | 'drop' | null;
   requestRetentionDays: number | null;
+  /** The models the automatic router may choose for this account; null: any the operator allows. */
+  routing: { allowed: string[] | null; excluded: string[] } | null;
+  /** Whether the MCP server lists its write tools for this account's keys. */
+  mcpWriteTools: boolean;
 }
 
 export interface LiveSubAccount {
@@ -112,6 +116,8 @@ export class LiveAccounts {
       case 'webhook':
       case 'webhooksecret':
       case 'replay':
+      case 'eval':
+      case 'cache':
         return;
       default: {
         const _exhaustive: never = sorted;
@@ -133,6 +139,8 @@ export class LiveAccounts {
           tagBudgets: new Map(),
           requestBodies: null,
           requestRetentionDays: null,
+          routing: null,
+          mcpWriteTools: false,
         });
         return;
       case 'ApiKeyIssued':
@@ -160,9 +168,11 @@ export class LiveAccounts {
           account.balanceLowThresholdNanos = BigInt(event.data.balanceLowThresholdNanos);
         }
         if (event.data.requestBodies !== undefined) account.requestBodies = event.data.requestBodies;
+        if (event.data.routing !== undefined) account.routing = event.data.routing;
         if (event.data.requestRetentionDays !== undefined) {
           account.requestRetentionDays = event.data.requestRetentionDays;
         }
+        if (event.data.mcpWriteTools !== undefined) account.mcpWriteTools = event.data.mcpWriteTools;
         return;
       }
       case 'TagBudgetSet':
@@ -260,6 +270,13 @@ export class LiveAccounts {
     const digest = hashKey(key);
     const holder = this.keysByHash.get(digest);
     return holder && sameDigest(holder.keyHash, digest) ? holder : undefined;
+  }
+
+  /** An active key by id (a dashboard session names its key by id, never holds the key). */
+  holder(keyId: string): KeyHolder | undefined {
+    const holder = this.keysById.get(keyId);
+    // Revoked keys stay known by id (for their owner) but leave the hash index.
+    return holder && this.keysByHash.get(holder.keyHash) === holder ? holder : undefined;
   }
 
   keyOwner(keyId: string): string | undefined {

@@ -113,6 +113,8 @@ export class AccountService {
       balanceLowCents?: number;
       requestBodies?: 'keep' | 'drop' | null;
       requestRetentionDays?: number | null;
+      routing?: { allowed: string[] | null; excluded: string[] } | null;
+      mcpWriteTools?: boolean;
     },
     correlationId?: string,
   ): Promise<void> {
@@ -127,6 +129,8 @@ export class AccountService {
             : BigInt(settings.balanceLowCents) * NANOS_PER_CENT,
         requestBodies: settings.requestBodies,
         requestRetentionDays: settings.requestRetentionDays,
+        routing: settings.routing,
+        mcpWriteTools: settings.mcpWriteTools,
       },
       { now: this.clock(), correlationId },
     );

@@ -19,8 +19,13 @@ const USAGE = `Usage: npm run gateway -- <command>
   accounts create --name NAME                        open an account; prints {"account_id", "key", "key_id"}
   accounts update --account ID [--rate-limit-rpm N] [--balance-low-cents N]
                   [--request-bodies keep|drop|default] [--request-retention-days N|default]
-                                                     the account's requests per minute, where balance.low fires, and
-                                                     whether (and how long) its request bodies are kept
+                  [--mcp-write-tools on|off]
+                                                     the account's requests per minute, where balance.low fires,
+                                                     whether (and how long) its request bodies are kept, and whether
+                                                     its keys get the MCP server's write tools (docs/mcp.md)
+  accounts routing --account ID [--allow P,P] [--exclude P,P]
+                                                     the models the automatic router may choose for the account
+                                                     (\`*\` wildcards); neither flag lifts the restriction
   keys create --account ID                           issue another key for an account
   keys revoke --key-id ID                            revoke a key at once
   topup --account ID --cents N --reference REF       record a payment; the same REF credits once
@@ -72,6 +77,14 @@ function requestBodiesFlag(flags: Flags): 'keep' | 'drop' | null | undefined {
   return raw;
 }
 
+/** `--mcp-write-tools on|off`. */
+function mcpWriteToolsFlag(flags: Flags): boolean | undefined {
+  const raw = flags['mcp-write-tools'];
+  if (raw === undefined) return undefined;
+  if (raw !== 'on' && raw !== 'off') throw new UsageError('--mcp-write-tools must be on or off');
+  return raw === 'on';
+}
+
 function optionalInteger(flags: Flags, name: string, min: number): number | undefined {
   const raw = flags[name];
   if (raw === undefined) return undefined;
@@ -98,6 +111,9 @@ async function run(argv: string[]): Promise<unknown> {
       format: { type: 'string' },
       'request-bodies': { type: 'string' },
       'request-retention-days': { type: 'string' },
+      allow: { type: 'string' },
+      exclude: { type: 'string' },
+      'mcp-write-tools': { type: 'string' },
       url: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -158,15 +174,17 @@ async function accountCommand(
         flags['request-retention-days'] === 'default'
           ? null
           : optionalInteger(flags, 'request-retention-days', 1);
-      if (rpm === undefined && low === undefined && bodies === undefined && days === undefined)
+      const writeTools = mcpWriteToolsFlag(flags);
+      if ([rpm, low, bodies, days, writeTools].every((value) => value === undefined))
         throw new UsageError(
-          'give --rate-limit-rpm, --balance-low-cents, --request-bodies or --request-retention-days',
+          'give --rate-limit-rpm, --balance-low-cents, --request-bodies, --request-retention-days or --mcp-write-tools',
         );
       const body = {
         rate_limit_rpm: rpm,
         balance_low_cents: low,
         request_bodies: bodies,
         request_retention_days: days,
+        mcp_write_tools: writeTools,
       };
       return {
         path: `/accounts/${encodeURIComponent(account)}/settings`,
@@ -177,8 +195,25 @@ async function accountCommand(
             balanceLowCents: low,
             requestBodies: bodies,
             requestRetentionDays: days,
+            mcpWriteTools: writeTools,
           });
           return { account_id: account, ...body };
+        },
+      };
+    }
+    case 'accounts routing': {
+      const account = required(flags, 'account');
+      const list = (name: string) =>
+        flags[name] === undefined ? undefined : (flags[name] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+      const allowed = list('allow') ?? null;
+      const excluded = list('exclude') ?? [];
+      const routing = allowed === null && excluded.length === 0 ? null : { allowed, excluded };
+      return {
+        path: `/accounts/${encodeURIComponent(account)}/routing`,
+        body: { allowed, excluded },
+        direct: async (s) => {
+          await s.accounts.changeSettings(account, { routing });
+          return { account_id: account, routing: { allowed, excluded } };
         },
       };
     }

@@ -42,6 +42,7 @@ import { responsesRoutes } from './routes/v1/responses.ts';
 import { rerankRoutes } from './routes/v1/rerank.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
 import { translationsRoutes } from './routes/v1/translations.ts';
+import { routingRoutes } from './routes/v1/routing.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 import { webhookSecretRoutes } from './routes/v1/webhook-secret.ts';
 
@@ -80,6 +81,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(balanceRoutes(deps.pool, deps.live));
       await v1.register(chatRoutes(deps.chat, deps.live));
       await v1.register(messagesRoutes(deps.chat, deps.live));
+      await v1.register(routingRoutes(deps.chat));
       await v1.register(responsesRoutes(deps.chat, deps.live, deps.pool, deps.blobs));
       await v1.register(embeddingsRoutes(deps.chat, deps.live));
       await v1.register(moderationsRoutes(deps.chat, deps.live));

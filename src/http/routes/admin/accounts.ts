@@ -38,14 +38,18 @@ export const adminAccountRoutes =
               /** The request log's bodies for this account; null returns to the gateway's setting. */
               request_bodies: z.enum(['keep', 'drop']).nullable().optional(),
               request_retention_days: z.number().int().positive().max(36_500).nullable().optional(),
+              /** Whether the MCP server offers this account's keys its write tools. */
+              mcp_write_tools: z.boolean().optional(),
             })
             .refine((b) => Object.values(b).some((v) => v !== undefined), {
-              message: 'give rate_limit_rpm, balance_low_cents, request_bodies or request_retention_days',
+              message:
+                'give rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days or mcp_write_tools',
             }),
         },
       },
       async (request) => {
-        const { rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days } = request.body;
+        const { rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days, mcp_write_tools } =
+          request.body;
         await accounts.changeSettings(
           request.params.accountId,
           {
@@ -53,10 +57,29 @@ export const adminAccountRoutes =
             balanceLowCents: balance_low_cents,
             requestBodies: request_bodies,
             requestRetentionDays: request_retention_days,
+            mcpWriteTools: mcp_write_tools,
           },
           request.id,
         );
         return { account_id: request.params.accountId, ...request.body };
+      },
+    );
+
+    // The models the automatic router may choose for the account, within the operator's own lists.
+    const Patterns = z.array(z.string().trim().min(1).max(200)).max(500);
+    app.post(
+      '/accounts/:accountId/routing',
+      {
+        schema: {
+          params: AccountId,
+          body: z.object({ allowed: Patterns.nullable().default(null), excluded: Patterns.default([]) }),
+        },
+      },
+      async (request) => {
+        const { allowed, excluded } = request.body;
+        const routing = allowed === null && excluded.length === 0 ? null : { allowed, excluded };
+        await accounts.changeSettings(request.params.accountId, { routing }, request.id);
+        return { account_id: request.params.accountId, routing: { allowed, excluded } };
       },
     );
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { findNamedModel } from '../../../catalog/bare-ids.ts';
 import { CAPABILITIES } from '../../../catalog/capabilities.ts';
 import { ModelRecord, modelRecord } from '../../../catalog/record.ts';
 import { SchemaBlock, schemaBlock } from '../../../catalog/schema-block.ts';
@@ -21,6 +22,8 @@ const CapabilityList = z.object({
       default_model: z.string().nullable(),
     }),
   ),
+  /** The spec's `{mcp_url}`: the tool-protocol server ([mcp.md](docs/mcp.md)). */
+  mcp_url: z.string(),
 });
 
 const notFound = (id: string) =>
@@ -37,7 +40,7 @@ export const modelRoutes =
   (catalog: Catalog, env: NodeJS.ProcessEnv, publicBaseUrl: () => string): FastifyPluginAsyncZod =>
   async (app) => {
     const find = (id: string): CatalogModel => {
-      const model = catalog.get(id);
+      const model = findNamedModel(catalog, id, { servable: (candidate) => isServable(candidate, env) });
       if (!model) throw notFound(id);
       return model;
     };
@@ -50,14 +53,26 @@ export const modelRoutes =
       '/models',
       {
         schema: {
-          querystring: z.object({ modality: z.enum(MODALITIES).optional(), provider: z.string().optional() }),
+          querystring: z.object({
+            modality: z.enum(MODALITIES).optional(),
+            provider: z.string().optional(),
+            /** `true`: only the models this gateway can serve now; `false`: only those it cannot. */
+            available: z.enum(['true', 'false']).optional(),
+          }),
           response: { 200: ModelList },
         },
       },
-      async (request) => ({
-        object: 'list' as const,
-        data: catalog.list(request.query).map((m) => modelRecord(m, isServable(m, env))),
-      }),
+      async (request) => {
+        const { available, ...filter } = request.query;
+        const records = catalog.list(filter).map((m) => modelRecord(m, isServable(m, env)));
+        return {
+          object: 'list' as const,
+          data:
+            available === undefined
+              ? records
+              : records.filter((record) => record.available === (available === 'true')),
+        };
+      },
     );
 
     // A bare `gpt-4o` names no provider; an encoded `openai%2Fgpt-4o` arrives here decoded and is a whole id.
@@ -93,5 +108,6 @@ export const modelRoutes =
         endpoint,
         default_model: endpointDefault(endpoint.path, { catalog, env, timeoutMs: 0 }),
       })),
+      mcp_url: env.GATEWAY_MCP_URL || `${publicBaseUrl()}/mcp`,
     }));
   };

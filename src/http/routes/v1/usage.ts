@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { monthOf } from '../../../../events/budget.ts';
+import { usageByModel } from '../../../../projections/requests/usage-by-model.ts';
+import { routingBy } from '../../../../projections/routing/index.ts';
 import type { Sql } from '../../../../projections/types.ts';
 import { usageBy } from '../../../../projections/usage/index.ts';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
@@ -16,6 +18,10 @@ export interface UsageLine {
   /** The exact figure behind cost_cents, for sums. */
   costNanos: bigint;
   units: number;
+  /** Requests the automatic router chose the model of, and what they saved against their baselines. */
+  routed_requests: number;
+  saved_cents: number;
+  savedNanos: bigint;
 }
 
 export async function usageRows(
@@ -25,13 +31,24 @@ export async function usageRows(
   month: string,
   subAccountId?: string,
 ): Promise<UsageLine[]> {
-  return (await usageBy(sql, group, accountId, month, subAccountId)).map((row) => ({
-    key: row.key,
-    requests: Number(row.requests),
-    cost_cents: nanosToCents(BigInt(row.cost_nanos)),
-    costNanos: BigInt(row.cost_nanos),
-    units: Number(row.units),
-  }));
+  const [usage, routing] = await Promise.all([
+    usageBy(sql, group, accountId, month, subAccountId),
+    routingBy(sql, group, accountId, month, subAccountId),
+  ]);
+  const routed = new Map(routing.map((row) => [row.key, row]));
+  return usage.map((row) => {
+    const savedNanos = BigInt(routed.get(row.key)?.saved_nanos ?? '0');
+    return {
+      key: row.key,
+      requests: Number(row.requests),
+      cost_cents: nanosToCents(BigInt(row.cost_nanos)),
+      costNanos: BigInt(row.cost_nanos),
+      units: Number(row.units),
+      routed_requests: Number(routed.get(row.key)?.routed_requests ?? 0),
+      saved_cents: nanosToCents(savedNanos),
+      savedNanos,
+    };
+  });
 }
 
 /** Usage reports from the usage read model. A sub-account key sees only its own usage. */
@@ -55,6 +72,8 @@ export const usageRoutes =
           requests: row.requests,
           cost_cents: row.cost_cents,
           units: row.units,
+          routed_requests: row.routed_requests,
+          saved_cents: row.saved_cents,
         })),
       };
     });
@@ -80,8 +99,27 @@ export const usageRoutes =
               requests: row.requests,
               cost_cents: row.cost_cents,
               units: row.units,
+              routed_requests: row.routed_requests,
+              saved_cents: row.saved_cents,
             };
           }),
+      };
+    });
+    // From the request log: the usage read model has no model dimension (see usage-by-model.ts).
+    app.get('/usage/by-model', { schema: query }, async (request) => {
+      const month = request.query.month ?? currentMonth();
+      const rows = await usageByModel(
+        sql,
+        { accountId: request.auth.accountId, subAccountId: request.auth.subAccountId },
+        month,
+      );
+      return {
+        month,
+        data: rows.map((row) => ({
+          model: row.model,
+          requests: Number(row.requests),
+          cost_cents: nanosToCents(BigInt(row.cost_nanos)),
+        })),
       };
     });
   };

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { MODALITIES } from '../../catalog/types.ts';
+import { defineTool } from '../tool.ts';
+import { Id } from './common.ts';
+import { body } from './served.ts';
+
+/** `openrouter/openai/gpt-4o` → `/v1/models/openrouter/openai/gpt-4o`, each segment encoded. */
+export const modelPath = (id: string) => `/v1/models/${id.split('/').map(encodeURIComponent).join('/')}`;
+
+export const listModelsTool = defineTool({
+  name: 'list_models',
+  title: 'List models',
+  description:
+    'Lists the models of the gateway with their prices (USD), context window, capabilities and whether this ' +
+    'gateway can serve them now; filter by modality, provider and capability (GET /v1/models).',
+  access: 'read',
+  input: z.object({
+    modality: z.enum(MODALITIES).optional(),
+    provider: z.string().min(1).max(100).optional().describe('A provider id such as openai or anthropic'),
+    capability: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(
+        'Only models with this capability, e.g. vision or function_calling (see the capabilities list)',
+      ),
+    limit: z.number().int().min(1).max(1000).default(100).describe('At most this many models'),
+  }),
+  async run({ modality, provider, capability, limit }, { twin }) {
+    const answer = await twin({ method: 'GET', path: '/v1/models', query: { modality, provider } });
+    const all = body<{ data?: { capabilities?: string[] }[] }>(answer).data ?? [];
+    const matching = capability ? all.filter((m) => m.capabilities?.includes(capability)) : all;
+    return { total: matching.length, data: matching.slice(0, limit) };
+  },
+});
+
+export const getModelTool = defineTool({
+  name: 'get_model',
+  title: 'Describe a model',
+  description:
+    "One model's record: prices, context window, capabilities, and how to call it (endpoint, examples) " +
+    '(GET /v1/models/{id}).',
+  access: 'read',
+  input: z.object({ id: Id("The model's id, e.g. openai/gpt-4o-mini") }),
+  async run({ id }, { twin }) {
+    return body<Record<string, unknown>>(await twin({ method: 'GET', path: modelPath(id) }));
+  },
+});
