@@ -19,7 +19,7 @@ export const RESPONSES_ENDPOINT = '/v1/responses';
 /** A response's id is the request log's id of the request that made it, so the log is where it is kept. */
 export const responseIdOf = (logId: string) => `resp_${logId.replace(/^rlog_/, '')}`;
 
-function logIdOf(responseId: string): string | undefined {
+export function logIdOf(responseId: string): string | undefined {
   const hex = /^resp_([0-9a-f]{32})$/.exec(responseId)?.[1];
   return hex === undefined ? undefined : `rlog_${hex}`;
 }
@@ -34,8 +34,46 @@ export interface StoredResponse {
 export interface ResponseStore {
   sql: Sql;
   blobs: BlobStore;
+  /** Responses this instance has just served, whose records may not be in the read model yet. */
+  recent: RecentResponses;
   /** How long to wait for a response just served to reach the read model. */
   settleMs?: number;
+}
+
+/**
+ * The ids this instance served lately, with their owners. A record reaches the read model a few milliseconds after
+ * its answer, and a client that continues the conversation at once may be faster: such an id is waited for, while
+ * an id nobody served here is answered at once (a 404 takes no longer for an unknown id than for another's).
+ */
+export class RecentResponses {
+  private readonly served = new Map<string, { owner: RequestOwner; until: number }>();
+
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly max = 10_000,
+  ) {}
+
+  add(logId: string, owner: RequestOwner): void {
+    this.served.set(logId, { owner, until: Date.now() + this.ttlMs });
+    if (this.served.size > this.max) {
+      const oldest = this.served.keys().next().value;
+      if (oldest !== undefined) this.served.delete(oldest);
+    }
+  }
+
+  /** Whether this owner was served this id lately, so its record is worth waiting for. */
+  pending(logId: string, owner: RequestOwner): boolean {
+    const entry = this.served.get(logId);
+    if (!entry) return false;
+    if (entry.until < Date.now()) {
+      this.served.delete(logId);
+      return false;
+    }
+    return (
+      entry.owner.accountId === owner.accountId &&
+      (owner.subAccountId === null || entry.owner.subAccountId === owner.subAccountId)
+    );
+  }
 }
 
 /** Where a deleted response's mark is kept: beside the bodies, in the blob store every instance shares. */
@@ -52,9 +90,8 @@ const sleep = () => new Promise((resolve) => setTimeout(resolve, 25));
 const notFound = (id: string, why = '') => new RequestRefused('not_found', `No response '${id}'${why}`);
 
 /**
- * The owner's record of a served response; another owner's is not found, as an unknown one. A response is in the
- * read model a few milliseconds after its answer and a client that continues a conversation at once may be
- * faster, so an id the log does not hold yet is looked for a little while.
+ * The owner's record of a served response; another owner's is not found, as an unknown one. An id this instance
+ * has just served is waited for until the read model has it.
  */
 async function findServed(store: ResponseStore, owner: RequestOwner, id: string): Promise<LoggedRequest> {
   const logId = logIdOf(id);
@@ -69,7 +106,7 @@ async function findServed(store: ResponseStore, owner: RequestOwner, id: string)
       if (await isDeleted(store, logId)) throw notFound(id, ': it was deleted');
       return logged;
     }
-    if (Date.now() >= deadline) throw notFound(id);
+    if (!store.recent.pending(logId, owner) || Date.now() >= deadline) throw notFound(id);
     await sleep();
   }
 }

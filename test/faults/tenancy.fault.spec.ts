@@ -23,6 +23,8 @@ interface Scope {
   /** A chat request of the scope's, in the request log, and a replay of it. */
   requestId: string;
   replayId: string;
+  /** A response of the Responses API, kept in the request log. */
+  responseId: string;
   /** Main scopes only: the sub-account it manages. */
   subId?: string;
   secret?: string;
@@ -112,6 +114,10 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       ),
       `chat for ${name}`,
     );
+    const response = await ok(
+      call(key, 'POST', '/v1/responses', { model: 'local/echo', input: `hello from ${name}` }),
+      `response for ${name}`,
+    );
     const job = await ok(
       call(key, 'POST', '/v1/audio/music', { prompt: `a tune for ${name}`, duration: 5 }),
       `job for ${name}`,
@@ -128,6 +134,7 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       tag,
       requestId,
       replayId: replay.id as string,
+      responseId: response.id as string,
     };
     scope.secret = (await ok(call(key, 'GET', '/v1/webhook-secret'), 'secret')).secret;
     if (main) {
@@ -192,6 +199,15 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       ['GET', `/v1/requests/${o.requestId}`, 'logged request'],
       ['GET', `/v1/replays/${o.replayId}`, 'replay'],
       ['DELETE', `/v1/replays/${o.replayId}`, 'replay stop'],
+      ['GET', `/v1/responses/${o.responseId}`, 'response'],
+      ['GET', `/v1/responses/${o.responseId}/input_items`, 'response input items'],
+      [
+        'POST',
+        '/v1/responses',
+        'continuing another’s response',
+        { model: 'local/echo', input: 'go on', previous_response_id: o.responseId },
+      ],
+      ['DELETE', `/v1/responses/${o.responseId}`, 'response delete'],
       [
         'POST',
         '/v1/replays',
@@ -221,8 +237,10 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         if (by === owner) continue;
         for (const [method, path, route, body] of routes(owner)) {
           // docs/jobs.md: an account's main key sees (and may cancel) every job of the account, its sub-accounts' too;
-          // likewise its sub-accounts' logged requests and replays (docs/requests.md).
-          const accountWide = ['/jobs/', '/requests/', '/replays'].some((part) => path.includes(part));
+          // likewise its sub-accounts' logged requests, replays and responses (docs/requests.md, docs/responses.md).
+          const accountWide = ['/jobs/', '/requests/', '/replays', '/responses'].some((part) =>
+            path.includes(part),
+          );
           if (accountWide && by.main && by.family === owner.family) continue;
           const real = await call(by.key, method, path, body);
           const ghostBody = body === undefined ? undefined : JSON.parse(missing(JSON.stringify(body)));

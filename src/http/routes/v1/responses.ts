@@ -14,6 +14,7 @@ import {
   conversationBefore,
   deleteStored,
   listedInputItems,
+  RecentResponses,
   type ResponseStore,
   readStored,
   responseIdOf,
@@ -47,7 +48,7 @@ const RetrieveQuery = z.object({
 export const responsesRoutes =
   (deps: ChatDeps, live: LiveAccounts, sql: Sql, blobs: BlobStore): FastifyPluginAsyncZod =>
   async (app) => {
-    const store: ResponseStore = { sql, blobs };
+    const store: ResponseStore = { sql, blobs, recent: new RecentResponses() };
 
     app.post('/responses', { schema: { body: ResponsesRequest } }, async (request, reply) => {
       const body = request.body;
@@ -60,6 +61,7 @@ export const responsesRoutes =
       reply.header('x-cache-status', 'miss');
       const log = request.requestLog;
       const id = log ? responseIdOf(log.logId) : `resp_${randomBytes(16).toString('hex')}`;
+      if (log) store.recent.add(log.logId, owner);
       const createdAt = Math.floor((log ? Date.parse(log.at) : Date.now()) / 1000);
       if (chat.stream) {
         const stream = await streamChat(deps, context, chat);
