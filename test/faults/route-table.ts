@@ -47,6 +47,7 @@ export const ROUTES: Route[] = [
   key('POST', '/classifications', { model: 'local/echo', input: ['hello'], labels: ['a', 'b'] }),
   key('GET', '/capabilities'),
   key('POST', '/messages', chat),
+  key('POST', '/routing/preview', { ...chat, model: 'auto' }),
   key('POST', '/messages/count_tokens', { model: 'local/echo', messages: chat.messages }),
   key('POST', '/responses', { model: 'local/echo', input: 'hello', max_output_tokens: 16 }),
   key('GET', '/responses/:id'),
@@ -73,6 +74,7 @@ export const ROUTES: Route[] = [
   key('POST', '/audio/music', { prompt: 'a tune' }),
   key('POST', '/videos/generations', { prompt: 'a scene' }),
   key('POST', '/3d/generations', { prompt: 'a chair' }),
+  key('GET', '/jobs'),
   key('GET', '/jobs/:id'),
   key('DELETE', '/jobs/:id'),
   key('POST', '/files', { purpose: 'batch', file: 'line' }, true),
@@ -90,6 +92,7 @@ export const ROUTES: Route[] = [
   key('GET', '/sub-accounts/:id/usage'),
   key('GET', '/usage/by-tag'),
   key('GET', '/usage/by-sub-account'),
+  key('GET', '/usage/by-model'),
   key('GET', '/requests'),
   key('GET', '/requests/:id'),
   key('POST', '/replays', { source_request_id: 'req_does_not_exist', target_model: 'local/echo-pro' }),
@@ -103,10 +106,54 @@ export const ROUTES: Route[] = [
   admin('POST', '/accounts', { name: 'fuzzed' }),
   admin('POST', '/accounts/:accountId/keys'),
   admin('POST', '/accounts/:accountId/settings', { rate_limit_rpm: 1000, balance_low_cents: 10 }),
+  admin('POST', '/accounts/:accountId/routing', { allowed: ['local/*'], excluded: [] }),
   admin('POST', '/accounts/:accountId/top-ups', { cents: 1, reference: 'fuzz' }),
   admin('POST', '/accounts/:accountId/webhook-endpoint', { url: null }),
   admin('POST', '/keys/:keyId/revoke'),
+  ...dashboardRoutes(),
 ];
+
+/** The dashboard's pages and forms (a session cookie, not a key: without one, 303 to sign-in or 401). */
+function dashboardRoutes(): Route[] {
+  const page = (method: string, path: string, body?: Record<string, unknown>): Route => ({
+    method,
+    path: `/dashboard${path}`,
+    body,
+    credential: 'none',
+  });
+  return [
+    page('GET', ''),
+    page('GET', '/assets/:name'),
+    page('GET', '/sign-in'),
+    page('POST', '/sign-in', { key: 'sk-gw-x', _token: 'x' }),
+    page('POST', '/sign-out', { _csrf: 'x' }),
+    page('GET', '/usage'),
+    page('GET', '/usage.csv'),
+    page('GET', '/requests'),
+    page('GET', '/requests/:id'),
+    page('POST', '/requests/:id/replay', { target_model: 'local/echo', _csrf: 'x' }),
+    page('GET', '/keys'),
+    page('POST', '/keys', { _csrf: 'x' }),
+    page('POST', '/keys/:id/revoke', { _csrf: 'x' }),
+    page('GET', '/sub-accounts'),
+    page('POST', '/sub-accounts', { name: 'n', spend_cap: '1', _csrf: 'x' }),
+    page('GET', '/sub-accounts/:id'),
+    page('POST', '/sub-accounts/:id', { spend_cap: '1', _csrf: 'x' }),
+    page('POST', '/sub-accounts/:id/delete', { _csrf: 'x' }),
+    page('GET', '/budgets'),
+    page('POST', '/budgets', { tag: 't', cap: '1', _csrf: 'x' }),
+    page('GET', '/webhooks'),
+    page('GET', '/webhooks/:id'),
+    page('POST', '/webhooks/endpoint', { url: '', _csrf: 'x' }),
+    page('POST', '/webhooks/rotate', { _csrf: 'x' }),
+    page('GET', '/replays'),
+    page('GET', '/billing'),
+    page('POST', '/billing/top-up', { amount: '25', _csrf: 'x' }),
+    page('GET', '/admin'),
+    page('POST', '/admin/audit', { _csrf: 'x' }),
+    { method: 'POST', path: '/webhooks/stripe', body: { type: 'checkout.session.completed' }, credential: 'none' },
+  ];
+}
 
 /**
  * `printRoutes({ commonPrefix: false })` as "METHOD path" lines (HEAD left out: Fastify adds it to every GET).
