@@ -7,6 +7,7 @@ import { holdsProjection } from './holds/index.ts';
 import { jobsProjection } from './jobs/index.ts';
 import { replaysProjection } from './replays/index.ts';
 import { requestsProjection } from './requests/index.ts';
+import { routingProjection } from './routing/index.ts';
 import { subAccountsProjection } from './sub-accounts/index.ts';
 import { tagBudgetsProjection } from './tag-budgets/index.ts';
 import type { Projection } from './types.ts';
@@ -27,6 +28,7 @@ export const projections: readonly Projection[] = [
   replaysProjection,
   webhookDeliveriesProjection,
   requestsProjection,
+  routingProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

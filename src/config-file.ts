@@ -17,12 +17,20 @@ const ConfigFile = z.object({
     )
     .default({}),
   fallbacks: z.record(z.string(), z.array(z.string().min(1))).default({}),
+  /** The models the automatic router may choose: allowed (all when absent) minus excluded; `*` is a wildcard. */
+  routing: z
+    .object({
+      allowed: z.array(z.string().min(1)).optional(),
+      excluded: z.array(z.string().min(1)).default([]),
+    })
+    .default({ excluded: [] }),
 });
 
 export interface FileSettings {
   /** Provider variables the file supplies, named as in the environment. */
   variables: Record<string, string>;
   fallbacks: Record<string, string[]>;
+  routing: { allowed: string[] | null; excluded: string[] };
 }
 
 export class ConfigFileError extends Error {
@@ -30,7 +38,7 @@ export class ConfigFileError extends Error {
 }
 
 export function readConfigFile(path: string | undefined): FileSettings {
-  if (!path) return { variables: {}, fallbacks: {} };
+  if (!path) return { variables: {}, fallbacks: {}, routing: { allowed: null, excluded: [] } };
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -48,5 +56,6 @@ export function readConfigFile(path: string | undefined): FileSettings {
     if (settings.api_key) variables[names.keyVar] = settings.api_key;
     if (settings.base_url) variables[names.baseUrlVar] = settings.base_url;
   }
-  return { variables, fallbacks: parsed.data.fallbacks };
+  const { allowed, excluded } = parsed.data.routing;
+  return { variables, fallbacks: parsed.data.fallbacks, routing: { allowed: allowed ?? null, excluded } };
 }

@@ -122,6 +122,8 @@ export class RequestLog {
   /** What the response cache did (its X-Cache-Status), and for a hit where the answer came from. */
   cacheStatus: string | null = null;
   cache: CacheRecord | null = null;
+  /** The automatic router's decision (routing/record.ts), when it chose the model. */
+  routing: unknown = null;
   private response: unknown;
   private done = false;
 
@@ -190,7 +192,7 @@ export class RequestLog {
       fallbacks: this.fallbacks,
       cacheStatus: this.cacheStatus,
       ...(this.cache && { cache: this.cache }),
-      routing: null,
+      routing: this.routing,
       requestSha256: body !== null && typeof body === 'object' ? this.bodies.save(body, keep) : null,
       responseSha256: this.response === undefined ? null : this.bodies.save(this.response, keep),
       bodiesKept: keep,

@@ -4,13 +4,17 @@ import { meteredCall, type Plan, serve } from '../pipeline/call.ts';
 import { MeteredStream, type Opened, type StreamMeter } from '../pipeline/stream.ts';
 import type { CallContext, Outcome, PipelineDeps } from '../pipeline/types.ts';
 import { UpstreamError } from '../providers/errors.ts';
+import type { Router } from '../routing/router.ts';
 import { type ChatTarget, resolveChatModel } from './models.ts';
 import type { ChatCompletionRequest } from './request.ts';
+import { type Routed, routeChat, routedBill } from './routed.ts';
 import { chatBill, type PreparedChat, prepareChat } from './service.ts';
 
 export interface ChatDeps extends PipelineDeps {
   /** Per-model fallbacks from the config file, used when a request gives no `models` of its own. */
   fallbacks: Record<string, string[]>;
+  /** The automatic router, for `auto`, `auto/text` and an omitted model. */
+  router: Router;
 }
 
 /** One item of a chat stream: a chunk, and the usage when the provider reports it there. */
@@ -49,9 +53,16 @@ export function chatPlan<T>(
   body: ChatCompletionRequest,
   call: (target: ChatTarget, prepared: PreparedChat) => Promise<T>,
   discount: Discount = 'none',
+  routed: Routed = {},
 ): Plan<ChatTarget, PreparedChat, T> {
   return {
-    resolve: () => candidates(deps, body),
+    resolve: async () => {
+      routed.decision = await routeChat(deps.router, context, body);
+      if (!routed.decision) return candidates(deps, body);
+      return routed.decision.order.map((model) =>
+        resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, model.id),
+      );
+    },
     reserve: (target) => prepareChat(deps.spending, context, target.model, body, discount),
     call,
   };
@@ -82,6 +93,7 @@ export async function completeChat(
   body: ChatCompletionRequest,
   discount: Discount = 'none',
 ): Promise<ChatOutcome & { completion: ChatCompletion }> {
+  const routed: Routed = {};
   const { result, outcome } = await meteredCall(deps, {
     ...chatPlan(
       deps,
@@ -94,11 +106,21 @@ export async function completeChat(
           signal: context.signal,
         }),
       discount,
+      routed,
     ),
-    bill: ({ completion, usage }, prepared) => chatBill(prepared, usage, replyText(completion)),
+    bill: async ({ completion, usage }, prepared) =>
+      routedBill(
+        deps.router,
+        routed,
+        context,
+        await chatBill(prepared, usage, replyText(completion)),
+        discount,
+        prepared.model.id,
+      ),
   });
   result.completion.model = outcome.model.id;
-  return { ...chatOutcome(outcome), completion: result.completion };
+  const saved = routed.savedNanos === undefined ? {} : { savedNanos: routed.savedNanos };
+  return { ...chatOutcome(outcome), ...saved, completion: result.completion };
 }
 
 function deltaText(chunk: ChatChunk): string {
@@ -130,16 +152,29 @@ export async function streamChat(
   context: CallContext,
   body: ChatCompletionRequest,
 ): Promise<MeteredStream<ChatItem, PreparedChat>> {
+  const routed: Routed = {};
   const served = await serve(
     deps,
-    chatPlan(deps, context, body, async (target, prepared): Promise<Opened<ChatItem>> => {
-      const rest = target.adapter
-        .stream({ body: upstreamBody(body, prepared), upstream: target.upstream, signal: context.signal })
-        [Symbol.asyncIterator]();
-      const first = await rest.next();
-      if (first.done) throw new UpstreamError('server', 'the provider closed the stream without a chunk');
-      return { first: first.value, rest };
-    }),
+    chatPlan(
+      deps,
+      context,
+      body,
+      async (target, prepared): Promise<Opened<ChatItem>> => {
+        const rest = target.adapter
+          .stream({ body: upstreamBody(body, prepared), upstream: target.upstream, signal: context.signal })
+          [Symbol.asyncIterator]();
+        const first = await rest.next();
+        if (first.done) throw new UpstreamError('server', 'the provider closed the stream without a chunk');
+        return { first: first.value, rest };
+      },
+      'none',
+      routed,
+    ),
   );
-  return new MeteredStream(deps, served, chatMeter(served.reserved));
+  const meter = chatMeter(served.reserved);
+  return new MeteredStream(deps, served, {
+    observe: (item) => meter.observe(item),
+    bill: async () =>
+      routedBill(deps.router, routed, context, await meter.bill(), 'none', served.candidate.model.id),
+  });
 }

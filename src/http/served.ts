@@ -33,6 +33,10 @@ export function callContext(request: FastifyRequest, reply: FastifyReply, live: 
     tag,
     signal: gone.signal,
     ...(log && { log }),
+    ...(request.headers['x-routing'] !== undefined && { routing: request.headers['x-routing'] }),
+    onRouted: (headers) => {
+      reply.headers(headers);
+    },
   };
 }
 

@@ -15,7 +15,8 @@ export interface Candidate {
  * upstream call itself.
  */
 export interface Plan<C extends Candidate, R extends { hold: Hold }, T> {
-  resolve(): C[];
+  /** May wait: the automatic router counts the prompt before it chooses. */
+  resolve(): C[] | Promise<C[]>;
   reserve(candidate: C): Promise<R>;
   call(candidate: C, reserved: R): Promise<T>;
 }
@@ -37,7 +38,7 @@ export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
   plan: Plan<C, R, T>,
 ): Promise<Served<C, R, T>> {
   let failure: unknown;
-  const candidates = plan.resolve();
+  const candidates = await plan.resolve();
   for (const [index, candidate] of candidates.entries()) {
     const reserved = await plan.reserve(candidate);
     const started = performance.now();

@@ -9,12 +9,40 @@ export function outcomeHeaders(outcome: {
   model: CatalogModel;
   latencyMs: number;
   costNanos?: bigint;
+  savedNanos?: bigint;
 }): Record<string, string> {
   return {
     ...modelHeaders(outcome.model),
     'x-latency-ms': String(outcome.latencyMs),
     ...(outcome.costNanos !== undefined && { 'x-cost-cents': String(nanosToCents(outcome.costNanos)) }),
+    ...(outcome.savedNanos !== undefined && { 'x-auto-saved-usd': usdText(outcome.savedNanos) }),
   };
+}
+
+/** What chose the model of a routed request: the strategy, the model, a short reason, and the baseline. */
+export interface RoutedHeaders {
+  strategy: string;
+  model: string;
+  /** Short: `cheapest`, `fastest`, `best-quality`, `complexity 0.35`, `conversation`, `eval:<id>`. */
+  reason: string;
+  baseline: string;
+}
+
+/** The routing headers, set as soon as a model is chosen so that an error after it carries them too. */
+export function routingHeaders(routed: RoutedHeaders): Record<string, string> {
+  return {
+    'x-routing-strategy': routed.strategy,
+    'x-routing-model': routed.model,
+    'x-routing-reason': routed.reason,
+    'x-auto-baseline-model': routed.baseline,
+  };
+}
+
+/** Nano-dollars as a decimal dollar amount, exact (nine decimals), with its sign: `-0.000001250`. */
+export function usdText(nanos: bigint): string {
+  const sign = nanos < 0n ? '-' : '';
+  const abs = nanos < 0n ? -nanos : nanos;
+  return `${sign}${abs / 1_000_000_000n}.${(abs % 1_000_000_000n).toString().padStart(9, '0')}`;
 }
 
 /** Which model and upstream serve: all a realtime stream can say when it opens. */

@@ -27,6 +27,10 @@ export interface CallContext {
   signal: AbortSignal;
   /** The request log's record of this request; settled with the hold that served it. */
   log?: RequestLog;
+  /** The client's `x-routing` header, read by the automatic router. */
+  routing?: string | string[];
+  /** Told the routing headers once the router has chosen, so the answer (or an error after it) carries them. */
+  onRouted?: (headers: Record<string, string>) => void;
 }
 
 /** How a served call is billed: its priced charge, whether the provider reported the usage, and in what units. */
@@ -48,4 +52,6 @@ export interface Outcome {
   usageReported: boolean;
   units: number;
   usage?: ReportedUsage;
+  /** The priced charge (lines, pass-through, fee): what a cached copy of the answer is billed from. */
+  charge?: Charge;
 }

@@ -48,8 +48,10 @@ export const subAccountRoutes =
             requests: sum.requests + row.requests,
             costNanos: sum.costNanos + row.costNanos,
             units: sum.units + row.units,
+            routed: sum.routed + row.routed_requests,
+            savedNanos: sum.savedNanos + row.savedNanos,
           }),
-          { requests: 0, costNanos: 0n, units: 0 },
+          { requests: 0, costNanos: 0n, units: 0, routed: 0, savedNanos: 0n },
         );
         return {
           object: 'sub_account.usage',
@@ -59,6 +61,8 @@ export const subAccountRoutes =
           requests: total.requests,
           cost_cents: nanosToCents(total.costNanos),
           units: total.units,
+          routed_requests: total.routed,
+          saved_cents: nanosToCents(total.savedNanos),
           spend_cap_cents: record.spend_cap_cents,
           spent_cents: record.spent_cents,
           by_tag: byTag.map((row) => ({
@@ -66,6 +70,8 @@ export const subAccountRoutes =
             requests: row.requests,
             cost_cents: row.cost_cents,
             units: row.units,
+            routed_requests: row.routed_requests,
+            saved_cents: row.saved_cents,
           })),
         };
       },
