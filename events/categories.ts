@@ -1,6 +1,7 @@
 import { type AccountEvent, accountEventSchemas } from './account.ts';
 import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
+import { type CacheEvent, cacheEventSchemas } from './cache.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import type { GatewayEvent } from './index.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
@@ -24,6 +25,7 @@ export interface EventsByCategory {
   webhook: WebhookDeliveryEvent;
   webhooksecret: WebhookSecretEvent;
   replay: ReplayEvent;
+  cache: CacheEvent;
 }
 
 export type EventCategory = keyof EventsByCategory;
@@ -47,6 +49,7 @@ const schemasByCategory: Record<EventCategory, object> = {
   webhook: webhookDeliveryEventSchemas,
   webhooksecret: webhookSecretEventSchemas,
   replay: replayEventSchemas,
+  cache: cacheEventSchemas,
 };
 
 const categoryOfType = new Map<string, EventCategory>(

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { type AccountEvent, accountEventSchemas } from './account.ts';
 import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
+import { type CacheEvent, cacheEventSchemas } from './cache.ts';
 import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
@@ -26,6 +27,7 @@ export const eventSchemas = {
   ...webhookDeliveryEventSchemas,
   ...webhookSecretEventSchemas,
   ...replayEventSchemas,
+  ...cacheEventSchemas,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -38,7 +40,8 @@ export type GatewayEvent =
   | BatchEvent
   | WebhookDeliveryEvent
   | WebhookSecretEvent
-  | ReplayEvent;
+  | ReplayEvent
+  | CacheEvent;
 
 /** The schema version each event type is written at now; a type's version rises only with an upcaster. */
 const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {};

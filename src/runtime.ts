@@ -15,6 +15,7 @@ import { Spending } from './billing/spending.ts';
 import { buildCatalog } from './catalog/index.ts';
 import type { Config } from './config.ts';
 import { openResponseCache } from './cache/open.ts';
+import { openResponseCache } from './cache/open.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { openEventStore } from './eventstore/open.ts';
@@ -167,6 +168,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     options.log,
     clock,
   );
+  const cache = await openResponseCache(
+    { ...config.cache, redisUrl: config.redisUrl },
+    database.pool,
+    store,
+    chat,
+    options.log,
+    clock,
+  );
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   const requestBodies = new RequestBodies(
     blobs,
@@ -303,6 +312,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       await webhookWorker.stop();
       await jobWorker.stop();
       await limiter.close();
+      await cache.close();
       await cache.close();
       await runner.stop();
       await live.stop();

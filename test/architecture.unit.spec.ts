@@ -38,6 +38,8 @@ const LAYERS: { name: string; units: string[] }[] = [
   { name: 'pipeline', units: ['src/pipeline', 'src/routing'] },
   // The response cache stands on the pipeline (its embedding calls, the ledger's charge) and serves the features.
   { name: 'response cache', units: ['src/cache'] },
+  // The response cache stands on the pipeline (its embedding calls, the ledger's charge) and serves the features.
+  { name: 'response cache', units: ['src/cache'] },
   {
     name: 'features',
     units: [

@@ -116,6 +116,7 @@ export class LiveAccounts {
       case 'webhook':
       case 'webhooksecret':
       case 'replay':
+      case 'cache':
       case 'eval':
       case 'cache':
         return;

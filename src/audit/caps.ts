@@ -65,6 +65,7 @@ export class CapReplay {
       case 'webhook':
       case 'webhooksecret':
       case 'replay':
+      case 'cache':
         return;
       default: {
         const _exhaustive: never = sorted;

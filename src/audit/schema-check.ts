@@ -83,6 +83,10 @@ export class SchemaCheck {
         const keyId = (event.data as { keyId: string }).keyId;
         return keyId === id ? undefined : `names key ${keyId} inside the stream of ${id}`;
       }
+      case 'cache': {
+        const accountId = (event.data as { accountId: string }).accountId;
+        return accountId === id ? undefined : `names account ${accountId} inside the stream of ${id}`;
+      }
       case 'replay': {
         const replayId = (event.data as { replayId: string }).replayId;
         return replayId === id ? undefined : `names replay ${replayId} inside the stream of ${id}`;

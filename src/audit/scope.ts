@@ -29,6 +29,8 @@ export function accountOf(stored: Pick<StoredEvent, 'stream' | 'data'>): string 
   switch (category) {
     case 'account':
       return stored.stream.slice('account-'.length);
+    case 'cache':
+      return stored.stream.slice('cache-'.length);
     case 'budget':
       return budgetStreamParts(stored.stream)?.accountId;
     case 'subaccount':

@@ -1,3 +1,4 @@
+import type { ResponseCache } from '../cache/cache.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
 import type { Discount } from '../contracts/money.ts';
 import { meteredCall, type Plan, serve } from '../pipeline/call.ts';
@@ -15,6 +16,8 @@ export interface ChatDeps extends PipelineDeps {
   fallbacks: Record<string, string[]>;
   /** The automatic router, for `auto`, `auto/text` and an omitted model. */
   router: Router;
+  /** The response cache, consulted by the endpoints that serve clients (never by batches or replays). */
+  cache?: ResponseCache;
 }
 
 /** One item of a chat stream: a chunk, and the usage when the provider reports it there. */

@@ -73,6 +73,7 @@ export async function settleServed<C extends Candidate, R extends { hold: Hold }
     latencyMs: served.latencyMs,
     usageReported: bill.usageReported,
     units: bill.units,
+    charge: bill.charge,
     ...(bill.usage && { usage: bill.usage }),
   };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { accountStream } from '../../events/account.ts';
 import { batchStream } from '../../events/batch.ts';
 import { budgetStream } from '../../events/budget.ts';
+import { cacheStream } from '../../events/cache.ts';
 import { categorize, type EventCategory } from '../../events/categories.ts';
 import { streamCategory } from '../../events/envelope.ts';
 import { fileStream } from '../../events/file.ts';
@@ -23,6 +24,7 @@ describe('event categories', () => {
       webhook: webhookStream('d'),
       webhooksecret: webhookSecretStream('k'),
       replay: replayStream('r'),
+      cache: cacheStream('a'),
     };
     for (const [category, stream] of Object.entries(streams)) expect(streamCategory(stream)).toBe(category);
     for (const type of Object.keys(eventSchemas)) {

@@ -1,10 +1,20 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import {
+  hitCompletion,
+  hitItems,
+  isHit,
+  lookupChat,
+  StreamRecorder,
+  saveChat,
+  storableChoices,
+} from '../../../chat/cached.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
 import { ChatCompletionRequest } from '../../../chat/request.ts';
 import { completionId } from '../../../chat/service.ts';
 import type { ChatChunk } from '../../../contracts/chat.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
+import { cacheHeaders, hitOutcome, recording, replaySse } from '../../cached.ts';
 import { describeError } from '../../errors.ts';
 import { callContext, relaySse, type SseEncoder, servedHeaders } from '../../served.ts';
 
@@ -14,17 +24,38 @@ export const chatRoutes =
     app.post('/chat/completions', { schema: { body: ChatCompletionRequest } }, async (request, reply) => {
       const body = request.body;
       const context = callContext(request, reply, live);
-      reply.header('x-cache-status', 'miss');
+      const probe = await lookupChat(deps, context, body, request.headers['x-gw-cache-threshold']);
+      reply.headers(cacheHeaders(probe));
+      const includeUsage = body.stream_options?.include_usage === true;
+      if (isHit(probe)) {
+        const charge = await deps.cache?.chargeHit(deps.spending, context, probe, hitCompletion(probe));
+        const served = hitOutcome(deps.catalog, probe, charge);
+        if (!body.stream) {
+          servedHeaders(reply, served);
+          return hitCompletion(probe);
+        }
+        return replaySse(reply, served, hitItems(probe), chatChunks(served.model.id, includeUsage));
+      }
       if (body.stream) {
         const stream = await streamChat(deps, context, body);
+        const recorder = new StreamRecorder();
         return relaySse(
           reply,
           stream,
-          chatChunks(stream.model.id, body.stream_options?.include_usage === true),
+          recording(chatChunks(stream.model.id, includeUsage), recorder, (outcome) =>
+            saveChat(deps.cache, probe, request.id, outcome, recorder.choicesToStore()),
+          ),
         );
       }
       const served = await completeChat(deps, context, body);
       servedHeaders(reply, served);
+      await saveChat(
+        deps.cache,
+        probe,
+        request.id,
+        served,
+        storableChoices(served.completion.choices as never[]),
+      );
       return { ...served.completion, id: served.completion.id ?? completionId() };
     });
   };

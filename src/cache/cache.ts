@@ -1,0 +1,323 @@
+import { randomUUID } from 'node:crypto';
+import { cacheStream } from '../../events/cache.ts';
+import { toNewEvent } from '../../events/index.ts';
+import type { EventStore } from '../../events/store.ts';
+import type { KeyHolder } from '../accounts/live-state.ts';
+import type { RequestLog } from '../billing/request-log.ts';
+import type { Spending } from '../billing/spending.ts';
+import { type Charge, priceCharge } from '../contracts/money.ts';
+import type { CacheEmbedder } from './embedder.ts';
+import { type CachedAnswer, type CacheEntry, type CacheStore, priceLines } from './entry.ts';
+import { canonicalJson, exactKey, scopeOf, sha256 } from './key.ts';
+import { type CachePolicy, MODE_DESCRIPTIONS } from './mode.ts';
+import { ScopeIndex } from './vector-index.ts';
+
+export interface CacheSettings {
+  ttlMs: number;
+  /** The similarity a semantic hit needs at least (a request may raise it, never lower it). */
+  threshold: number;
+}
+
+/** A semantic lookup's question: the group of requests it may be answered from, and the user message. */
+export interface SemanticQuestion {
+  group: Record<string, unknown>;
+  text: string;
+}
+
+/** What a request asks of the cache. */
+export interface CacheAsk {
+  policy: CachePolicy;
+  /** The exact key's parts (keyParts): the resolved model and everything that shapes the answer. */
+  parts: Record<string, unknown>;
+  /** Present when the request may be answered semantically. */
+  semantic?: SemanticQuestion;
+  threshold: number;
+}
+
+export interface CacheHit {
+  entry: CacheEntry;
+  type: 'exact' | 'semantic';
+  similarity: number | null;
+}
+
+/** What a lookup found, and what a store after a miss needs. */
+export interface Probe {
+  auth: KeyHolder;
+  policy: CachePolicy;
+  scope: string;
+  key: string;
+  status: string;
+  /** RFC 9211's Cache-Status. */
+  cacheStatus: string;
+  hit?: CacheHit;
+  semantic?: { group: string; vector: Float32Array };
+  embeddingCostNanos: bigint | null;
+}
+
+/** The most tenants whose semantic index one process keeps in memory; others are read again when asked. */
+const MAX_INDEXES = 256;
+const SWEEP_MS = 10 * 60 * 1000;
+
+/**
+ * The response cache: exact and semantic entries per tenant, looked up before the pipeline and stored after it.
+ * Every failure of the cache's own store is reported and answered as a miss: the cache never fails a request.
+ */
+export class ResponseCache {
+  private readonly indexes = new Map<string, ScopeIndex>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: CacheStore,
+    readonly settings: CacheSettings,
+    private readonly events: EventStore,
+    readonly embedder: CacheEmbedder | undefined,
+    private readonly report: (message: string, error: unknown) => void,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
+    this.sweeper = setInterval(() => {
+      this.store.sweep().catch((error) => this.report('sweeping expired cache entries failed', error));
+    }, SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  async lookup(auth: KeyHolder, ask: CacheAsk, signal: AbortSignal): Promise<Probe> {
+    const scope = scopeOf(auth);
+    const key = exactKey(ask.parts);
+    const probe: Probe = {
+      auth,
+      policy: ask.policy,
+      scope,
+      key,
+      status: 'skip',
+      cacheStatus: 'gateway; fwd=bypass',
+      embeddingCostNanos: null,
+    };
+    if (!ask.policy.exact) return probe;
+    try {
+      const exact = await this.store.get(scope, key);
+      if (exact) return this.hitProbe(probe, { entry: exact, type: 'exact', similarity: null });
+      probe.status = 'miss';
+      probe.cacheStatus = 'gateway; fwd=uri-miss';
+      if (!ask.policy.semantic) return probe;
+      if (!this.embedder) {
+        probe.status = 'miss; semantic=unavailable';
+        return probe;
+      }
+      if (!ask.semantic) {
+        probe.status = 'miss; semantic=ineligible';
+        return probe;
+      }
+      const embedded = await this.embedder.embed(ask.semantic.text, signal);
+      probe.embeddingCostNanos = embedded.costNanos;
+      const group = sha256(canonicalJson(ask.semantic.group));
+      probe.semantic = { group, vector: embedded.vector };
+      const index = await this.indexOf(scope, auth.accountId);
+      for (const found of index.search(group, embedded.vector, ask.threshold).slice(0, 3)) {
+        const entry = await this.store.get(scope, found.key);
+        if (entry) return this.hitProbe(probe, { entry, type: 'semantic', similarity: found.similarity });
+      }
+    } catch (error) {
+      if (signal.aborted) throw error;
+      this.report('a cache lookup failed; answering as a miss', error);
+    }
+    return probe;
+  }
+
+  private hitProbe(probe: Probe, hit: CacheHit): Probe {
+    const ttl = Math.max(0, Math.floor((Date.parse(hit.entry.expiresAt) - this.clock().getTime()) / 1000));
+    probe.hit = hit;
+    probe.status =
+      hit.type === 'exact'
+        ? 'hit; type=exact'
+        : `hit; type=semantic; similarity=${(Math.floor((hit.similarity ?? 0) * 1000) / 1000).toFixed(3)}`;
+    probe.cacheStatus = `gateway; hit; ttl=${ttl}; detail=${hit.type}`;
+    return probe;
+  }
+
+  /** The tenant's semantic index, brought up to date with what every instance stored (and purged) since. */
+  private async indexOf(scope: string, accountId: string): Promise<ScopeIndex> {
+    let index = this.indexes.get(scope);
+    if (index) this.indexes.delete(scope);
+    else index = new ScopeIndex();
+    this.indexes.set(scope, index);
+    if (this.indexes.size > MAX_INDEXES) {
+      const oldest = this.indexes.keys().next().value;
+      if (oldest !== undefined) this.indexes.delete(oldest);
+    }
+    const generation = await this.store.generation(accountId);
+    if (generation !== index.generation) index.reset(generation);
+    index.add(await this.store.vectorsSince(scope, index.seq));
+    return index;
+  }
+
+  /** The headers that say what the cache did, on every answer of an endpoint it serves. */
+  headers(probe: Probe | undefined): Record<string, string> {
+    if (!probe) return { 'x-cache-status': 'skip', 'cache-status': 'gateway; fwd=bypass' };
+    return { 'x-cache-status': probe.status, 'cache-status': probe.cacheStatus };
+  }
+
+  /** Writes what the cache did into the request's log record (before it is settled). */
+  note(log: RequestLog | undefined, probe: Probe): void {
+    if (!log) return;
+    log.cacheStatus = probe.status;
+    if (probe.hit || probe.embeddingCostNanos !== null) {
+      log.cache = {
+        hit: null,
+        embeddingCostNanos: probe.embeddingCostNanos === null ? null : probe.embeddingCostNanos.toString(),
+      };
+    }
+  }
+
+  /**
+   * Bills a hit: half of what the original request was charged (its recorded lines, pass-through and fee, at the
+   * cache discount), in one append through the ledger. Caps and budgets apply as to any request: a scope without
+   * room for it refuses with 402, as a reservation would.
+   */
+  async chargeHit(
+    spending: Spending,
+    context: { auth: KeyHolder; requestId: string; tag: string | null; log?: RequestLog },
+    probe: Probe,
+    response: unknown,
+  ): Promise<Charge> {
+    const hit = probe.hit;
+    if (!hit) throw new Error('charging a cache hit without one');
+    const { entry } = hit;
+    const charge = priceCharge(priceLines(entry.charge), 'cache');
+    const log = context.log;
+    if (log) {
+      this.note(log, probe);
+      log.model = entry.model;
+      log.provider = entry.provider;
+      log.respond(response);
+      log.cache = {
+        hit: {
+          type: hit.type,
+          entryId: entry.id,
+          sourceRequestId: entry.sourceRequestId,
+          similarity: hit.similarity,
+          savedNanos: charge.discountNanos.toString(),
+        },
+        embeddingCostNanos: probe.embeddingCostNanos === null ? null : probe.embeddingCostNanos.toString(),
+      };
+    }
+    await spending.charge(
+      context.auth,
+      { requestId: context.requestId, tag: context.tag, ...(log && { log }) },
+      {
+        model: entry.model,
+        provider: entry.provider,
+        charge,
+        usageReported: entry.charge.usageReported,
+        units: entry.charge.units,
+      },
+    );
+    return charge;
+  }
+
+  /**
+   * Keeps an answer the pipeline served, when the request's mode stores and the charge is one a hit can be billed
+   * from (undiscounted, posted in full). What is not storable (an error, a tool call, a cut answer) never reaches
+   * here: the features decide that. Never fails the request.
+   */
+  async save(
+    probe: Probe,
+    served: {
+      model: string;
+      provider: string;
+      requestId: string;
+      charge: Charge | undefined;
+      costNanos: bigint;
+      usageReported: boolean;
+      units: number;
+      answer: CachedAnswer;
+    },
+  ): Promise<void> {
+    const { charge } = served;
+    if (!probe.policy.store || probe.hit || !charge) return;
+    if (charge.discount !== 'none' || charge.chargedNanos !== served.costNanos) return;
+    const now = this.clock();
+    const entry: CacheEntry = {
+      id: `ce_${randomUUID().replaceAll('-', '')}`,
+      scope: probe.scope,
+      accountId: probe.auth.accountId,
+      key: probe.key,
+      model: served.model,
+      provider: served.provider,
+      sourceRequestId: served.requestId,
+      createdAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + this.settings.ttlMs).toISOString(),
+      charge: {
+        lines: charge.lines.map((l) => ({
+          ...l,
+          unitPriceNanosPerMillion: l.unitPriceNanosPerMillion.toString(),
+        })),
+        discount: charge.discount,
+        chargedNanos: charge.chargedNanos.toString(),
+        usageReported: served.usageReported,
+        units: served.units,
+      },
+      answer: served.answer,
+    };
+    try {
+      await this.store.put(entry);
+      if (probe.semantic) {
+        await this.store.addVector(probe.scope, probe.auth.accountId, {
+          group: probe.semantic.group,
+          key: probe.key,
+          vector: probe.semantic.vector,
+          expiresAtMs: Date.parse(entry.expiresAt),
+        });
+      }
+    } catch (error) {
+      this.report('storing a cache entry failed', error);
+    }
+  }
+
+  /**
+   * Drops the caller's entries: an account's key its own and its sub-accounts', a sub-account's key its own. The
+   * purge is recorded as an event; other instances see it at their next lookup (the store is shared).
+   */
+  async purge(auth: KeyHolder, requestId: string): Promise<number> {
+    const entries = await this.store.purge(auth.accountId, auth.subAccountId);
+    for (const scope of this.indexes.keys()) {
+      if (scope === scopeOf(auth) || (auth.subAccountId === null && scope.startsWith(`${auth.accountId}/`)))
+        this.indexes.delete(scope);
+    }
+    const event = {
+      type: 'CachePurged' as const,
+      data: {
+        accountId: auth.accountId,
+        subAccountId: auth.subAccountId,
+        keyId: auth.keyId,
+        requestId,
+        entries,
+      },
+    };
+    await this.events.append(
+      cacheStream(auth.accountId),
+      [toNewEvent(event, randomUUID(), { now: this.clock() })],
+      'any',
+    );
+    return entries;
+  }
+
+  /** What `/v1/capabilities` says of the cache on this gateway. */
+  describe() {
+    return {
+      modes: MODE_DESCRIPTIONS,
+      default_mode: 'auto' as const,
+      ttl_seconds: Math.round(this.settings.ttlMs / 1000),
+      discount_percent: 50,
+      semantic: {
+        available: this.embedder !== undefined,
+        embedding_model: this.embedder?.model.id ?? null,
+        threshold: this.settings.threshold,
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.store.close();
+  }
+}

@@ -1,0 +1,238 @@
+import type { CacheAsk, Probe, ResponseCache } from '../cache/cache.ts';
+import type { CachedAnswer, CachedChoice } from '../cache/entry.ts';
+import { keyParts } from '../cache/key.ts';
+import { deterministic, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
+import { semanticPrompt } from '../cache/semantic.ts';
+import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
+import { nanosToCents } from '../contracts/money.ts';
+import type { CallContext, Outcome } from '../pipeline/types.ts';
+import type { ChatDeps, ChatItem } from './complete.ts';
+import { resolveChatModel } from './models.ts';
+import type { ChatCompletionRequest } from './request.ts';
+import { completionId } from './service.ts';
+
+/**
+ * What the chat endpoints (chat completions, and messages translated to them) ask of the response cache: the key
+ * of the model the request resolves to and everything that shapes its answer. Undefined when the cache is off or
+ * the model does not resolve (the pipeline then gives its own refusal).
+ */
+export async function lookupChat(
+  deps: ChatDeps,
+  context: CallContext,
+  body: ChatCompletionRequest,
+  thresholdHeader: string | string[] | undefined,
+): Promise<Probe | undefined> {
+  const cache = deps.cache;
+  if (!cache) return undefined;
+  const threshold = thresholdOf(thresholdHeader, cache.settings.threshold);
+  const policy = policyOf(modeOf(body.cache), deterministic(body));
+  // A routed request's answer depends on the router's choice: its key names the request, not a model.
+  let model = 'auto';
+  if (body.model !== undefined && body.model !== 'auto' && body.model !== 'auto/text') {
+    try {
+      model = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, body.model).model.id;
+    } catch {
+      return undefined;
+    }
+  }
+  const semantic = semanticPrompt('chat', model, body);
+  const ask: CacheAsk = {
+    policy,
+    parts: keyParts('chat', model, body),
+    threshold,
+    ...(semantic && { semantic }),
+  };
+  const probe = await cache.lookup(context.auth, ask, context.signal);
+  // An answer of a model the catalog no longer has is not served again.
+  if (probe.hit && !deps.catalog.get(probe.hit.entry.model)) {
+    delete probe.hit;
+    probe.status = 'miss';
+    probe.cacheStatus = 'gateway; fwd=uri-miss';
+  }
+  cache.note(context.log, probe);
+  if (probe.hit && body.stream && context.log) context.log.stream = true;
+  return probe;
+}
+
+export type ChatHit = Probe & { hit: NonNullable<Probe['hit']> };
+
+export const isHit = (probe: Probe | undefined): probe is ChatHit =>
+  probe?.hit !== undefined && probe.hit.entry.answer.kind === 'chat';
+
+function chatAnswer(probe: ChatHit) {
+  const answer = probe.hit.entry.answer;
+  if (answer.kind !== 'chat') throw new Error('a chat hit on an entry of another kind');
+  return answer;
+}
+
+/** Usage in the chat-completions format, from the figures the original was billed on. */
+export function usageObject(usage: ReportedUsage) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedPromptTokens },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+  };
+}
+
+/** A stored answer as a fresh chat.completion: its own id and time, the model whose answer it is. */
+export function hitCompletion(probe: ChatHit): ChatCompletion & { usage: ReturnType<typeof usageObject> } {
+  const answer = chatAnswer(probe);
+  return {
+    id: completionId(),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: probe.hit.entry.model,
+    choices: answer.choices.map((c) => ({
+      index: c.index,
+      message: {
+        role: 'assistant',
+        content: c.content,
+        ...(c.reasoning !== null && { reasoning_content: c.reasoning }),
+        refusal: null,
+      },
+      logprobs: null,
+      finish_reason: c.finishReason,
+    })),
+    usage: usageObject(answer.usage),
+  };
+}
+
+/** Text cut where a provider would cut it: a few words a chunk, spaces kept, so the pieces join to the original. */
+function pieces(text: string): string[] {
+  const words = text.match(/\S+\s*|\s+/g) ?? [];
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i += 4) out.push(words.slice(i, i + 4).join(''));
+  return out;
+}
+
+/**
+ * A stored answer as the chunks a provider streams: per choice the role, its reasoning, its text a few words at a
+ * time, and the finish reason; then one chunk with the usage (as every stream carries it upstream; the encoder
+ * passes it on only when the client asked).
+ */
+export function hitItems(probe: ChatHit): ChatItem[] {
+  const answer = chatAnswer(probe);
+  const head = {
+    id: completionId(),
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: probe.hit.entry.model,
+  };
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): ChatChunk => ({
+    ...head,
+    choices,
+    ...extra,
+  });
+  const items: ChatItem[] = [];
+  for (const c of answer.choices) {
+    const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+      chunk([{ index: c.index, delta: d, logprobs: null, finish_reason: finish }]);
+    items.push({ chunk: delta({ role: 'assistant', content: '' }) });
+    for (const part of pieces(c.reasoning ?? '')) items.push({ chunk: delta({ reasoning_content: part }) });
+    for (const part of pieces(c.content)) items.push({ chunk: delta({ content: part }) });
+    items.push({ chunk: delta({}, c.finishReason) });
+  }
+  items.push({ chunk: chunk([], { usage: usageObject(answer.usage) }), usage: answer.usage });
+  return items;
+}
+
+/** The cost the usage chunk of a replayed stream reports. */
+export const costCents = (chargedNanos: bigint) => nanosToCents(chargedNanos);
+
+interface StoredMessage {
+  content?: unknown;
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+  tool_calls?: unknown;
+  function_call?: unknown;
+  refusal?: unknown;
+}
+
+/**
+ * The choices of an answer worth serving again, or undefined: every choice finished by itself (`stop`), with text
+ * and no tool call and no refusal. A cut answer, a tool call or a refusal is never replayed.
+ */
+export function storableChoices(
+  choices: { index?: unknown; message?: StoredMessage; finish_reason?: unknown }[],
+): CachedChoice[] | undefined {
+  if (choices.length === 0) return undefined;
+  const out: CachedChoice[] = [];
+  for (const [at, choice] of choices.entries()) {
+    const message = choice.message ?? {};
+    if (choice.finish_reason !== 'stop' || typeof message.content !== 'string') return undefined;
+    if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) return undefined;
+    if (message.function_call || (message.refusal !== undefined && message.refusal !== null))
+      return undefined;
+    const reasoning = message.reasoning_content ?? message.reasoning;
+    out.push({
+      index: typeof choice.index === 'number' ? choice.index : at,
+      content: message.content,
+      reasoning: typeof reasoning === 'string' && reasoning !== '' ? reasoning : null,
+      finishReason: 'stop',
+    });
+  }
+  return out;
+}
+
+/** Keeps a served chat answer when it may be served again. */
+export async function saveChat(
+  cache: ResponseCache | undefined,
+  probe: Probe | undefined,
+  requestId: string,
+  outcome: Outcome,
+  choices: CachedChoice[] | undefined,
+): Promise<void> {
+  if (!cache || !probe || !choices || !outcome.usage) return;
+  const answer: CachedAnswer = { kind: 'chat', choices, usage: outcome.usage };
+  await cache.save(probe, {
+    model: outcome.model.id,
+    provider: outcome.model.provider,
+    requestId,
+    charge: outcome.charge,
+    costNanos: outcome.costNanos,
+    usageReported: outcome.usageReported,
+    units: outcome.units,
+    answer,
+  });
+}
+
+/**
+ * Puts a streamed answer back together as it passes, to store it once the stream has ended well: its chunks'
+ * text, reasoning, tool calls and finish reasons, per choice.
+ */
+export class StreamRecorder {
+  private readonly choices = new Map<
+    number,
+    {
+      index: number;
+      message: StoredMessage & { content: string; reasoning_content: string };
+      finish_reason?: unknown;
+    }
+  >();
+
+  observe(item: ChatItem): void {
+    for (const raw of item.chunk.choices as Record<string, unknown>[]) {
+      const index = typeof raw.index === 'number' ? raw.index : 0;
+      let choice = this.choices.get(index);
+      if (!choice) {
+        choice = { index, message: { content: '', reasoning_content: '' } };
+        this.choices.set(index, choice);
+      }
+      const delta = (raw.delta ?? {}) as Record<string, unknown>;
+      if (typeof delta.content === 'string') choice.message.content += delta.content;
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoning === 'string') choice.message.reasoning_content += reasoning;
+      if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0)
+        choice.message.tool_calls = delta.tool_calls;
+      if (delta.function_call) choice.message.function_call = delta.function_call;
+      if (typeof delta.refusal === 'string') choice.message.refusal = delta.refusal;
+      if (typeof raw.finish_reason === 'string') choice.finish_reason = raw.finish_reason;
+    }
+  }
+
+  choicesToStore(): CachedChoice[] | undefined {
+    return storableChoices([...this.choices.values()].sort((a, b) => a.index - b.index));
+  }
+}
