@@ -42,9 +42,75 @@ export function findChatModel(id: string): ChatModel | undefined {
   return localChatModels.find((m) => m.id === id);
 }
 
-/** The local models as catalog entries: always available, streamed word by word, no tools. */
+const LOCAL_QUIRKS = {
+  reasoning: false,
+  noSampling: false,
+  nativeFormat: null,
+  maxTokensField: 'max_tokens',
+} as const;
+
+/**
+ * Built-in models of the other endpoints, so that embeddings and moderations can be tried with no key too: a
+ * lexical hashed-n-gram embedding (src/providers/local/embeddings.ts), priced like a small hosted embedding model,
+ * and keyword-rule moderation (src/providers/local/moderations.ts), free like OpenAI's.
+ */
+const localOtherModels: CatalogModel[] = [
+  {
+    id: 'local/embed',
+    provider: 'local',
+    providerModelId: 'embed',
+    name: 'embed',
+    api: 'local',
+    modality: 'embedding',
+    contextWindow: 8192,
+    maxOutputTokens: null,
+    prices: {
+      inputNanosPerMillion: dollarsPerMillion('0.02'),
+      outputNanosPerMillion: null,
+      cachedInputNanosPerMillion: null,
+      cacheWriteNanosPerMillion: null,
+    },
+    priceNotes: [],
+    capabilities: ['embeddings'],
+    quirks: LOCAL_QUIRKS,
+    deprecated: false,
+    description:
+      'Built-in lexical embedding (hashed character n-grams, 1536 dimensions): deterministic, no key; texts that share spelling are close, synonyms are not',
+  },
+  {
+    id: 'local/moderation',
+    provider: 'local',
+    providerModelId: 'moderation',
+    name: 'moderation',
+    api: 'local',
+    modality: 'moderation',
+    contextWindow: null,
+    maxOutputTokens: null,
+    prices: {
+      inputNanosPerMillion: 0n,
+      outputNanosPerMillion: null,
+      cachedInputNanosPerMillion: null,
+      cacheWriteNanosPerMillion: null,
+    },
+    priceNotes: [],
+    capabilities: ['moderation'],
+    quirks: LOCAL_QUIRKS,
+    deprecated: false,
+    description:
+      "Built-in keyword-rule moderation in OpenAI's categories: no key, free; a word list, not a classifier",
+  },
+];
+
+/**
+ * The local models as catalog entries: always available, streamed word by word; a forced tool call and a JSON
+ * response format are answered in shape (src/providers/local/shaped.ts).
+ */
 export function localCatalogModels(): CatalogModel[] {
-  return localChatModels.map((m) => ({
+  return [...localChatModels.map(localChatEntry), ...localOtherModels];
+}
+
+function localChatEntry(m: ChatModel): CatalogModel {
+  return {
     id: m.id,
     provider: m.provider,
     providerModelId: m.id.slice(m.provider.length + 1),
@@ -60,9 +126,9 @@ export function localCatalogModels(): CatalogModel[] {
       cacheWriteNanosPerMillion: null,
     },
     priceNotes: [],
-    capabilities: ['chat', 'streaming'],
-    quirks: { reasoning: false, noSampling: false, nativeFormat: null, maxTokensField: 'max_tokens' },
+    capabilities: ['chat', 'streaming', 'function_calling', 'json_mode'],
+    quirks: LOCAL_QUIRKS,
     deprecated: false,
     description: m.description,
-  }));
+  };
 }

@@ -1,9 +1,10 @@
+import { findNamedModel } from '../catalog/bare-ids.ts';
 import { endpointOf } from '../catalog/capabilities.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import type { ChatAdapter, Upstream } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { providerEnv } from '../provider-env.ts';
-import { adapterFor, upstreamOf } from '../providers/registry.ts';
+import { adapterFor, isAvailable, upstreamOf } from '../providers/registry.ts';
 
 /** Until the router exists, `auto` (and no model at all) means the built-in default. */
 export const DEFAULT_CHAT_MODEL = 'local/echo';
@@ -25,7 +26,7 @@ export function resolveChatModel(
     requested === undefined || requested === 'auto' || requested === 'auto/text'
       ? DEFAULT_CHAT_MODEL
       : requested;
-  const model = catalog.get(id);
+  const model = findChatModel(catalog, env, id);
   if (!model) throw new RequestRefused('model_not_found', `The model '${id}' does not exist`);
   if (model.modality !== 'text') {
     const where = endpointText(model);
@@ -43,6 +44,18 @@ export function resolveChatModel(
     throw new RequestRefused('invalid', `'model': ${id} is not available on this gateway (${why})`);
   }
   return { model, upstream, adapter };
+}
+
+/** The model an id names for chat, a provider-less one (`gpt-4o-mini`) included; undefined when none. */
+export function findChatModel(
+  catalog: Catalog,
+  env: NodeJS.ProcessEnv,
+  id: string,
+): CatalogModel | undefined {
+  return findNamedModel(catalog, id, {
+    servable: (model) => isAvailable(model, env),
+    fits: (model) => model.modality === 'text',
+  });
 }
 
 function endpointText(model: CatalogModel): string {

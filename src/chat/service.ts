@@ -53,9 +53,21 @@ export function choicesOf(body: ChatCompletionRequest): number {
   return body.n ?? 1;
 }
 
+/**
+ * Providers whose chat API returns `n` choices. The others (Anthropic, Gemini as translated, most OpenAI-compatible
+ * hosts) answer one, so `n > 1` there is refused rather than silently served as one choice.
+ */
+const MANY_CHOICES = new Set(['local', 'openai', 'azure']);
+
 /** Refusals that need no reservation: parameters the model does not take, limits it does not have. */
 export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, inputTokens: number): number {
   refuseUnheldCosts(body);
+  if (choicesOf(body) > 1 && !MANY_CHOICES.has(model.provider)) {
+    throw new RequestRefused(
+      'invalid',
+      `'n': ${model.id} answers one choice per request; send ${choicesOf(body)} requests, or use a model that takes n (openai/…, local/…)`,
+    );
+  }
   if (model.quirks.noSampling) {
     for (const field of SAMPLING_FIELDS) {
       const value = body[field];

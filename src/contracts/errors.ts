@@ -24,6 +24,8 @@ export type RefusalKind =
   /** The provider failed, or answered something unusable. */
   | 'upstream_failed'
   | 'upstream_timeout'
+  /** A model alias whose eval has not completed a run yet (`eval:<id>`). */
+  | 'eval_not_ready'
   /** The gateway cannot serve it right now (shutting down, its store away); the client may retry. */
   | 'unavailable';
 
@@ -43,10 +45,11 @@ export class RequestRefused extends Error {
 export const invalidField = (field: string, why: string) =>
   new RequestRefused('invalid', `'${field}': ${why}`);
 
-/** An error as an API client sees it: status, the `{error:{message,type,code}}` body, and headers. */
+/** An error as an API client sees it: status, the `{error:{message,type,code}}` body (and `param`), and headers. */
 export interface DescribedError {
   status: number;
-  body: { error: { message: string; type: string; code: number } };
+  /** `param` names the field at fault, as OpenAI's errors do; absent when no one field is. */
+  body: { error: { message: string; type: string; param?: string; code: number } };
   headers: Record<string, string>;
 }
 

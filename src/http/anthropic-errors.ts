@@ -15,9 +15,19 @@ const TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+/** The gateway's own refusals keep the spec's type in Anthropic's envelope: a client can tell a cap from a top-up. */
+const GATEWAY_TYPES = new Set([
+  'budget_exceeded',
+  'topup_required',
+  'model_not_found',
+  'provider_error',
+  'timeout_error',
+]);
+
 export interface AnthropicErrorBody {
   type: 'error';
-  error: { type: string; message: string };
+  /** `code` repeats the HTTP status, as in the gateway's other errors. */
+  error: { type: string; message: string; code: number };
   request_id?: string;
 }
 
@@ -39,7 +49,11 @@ export function describeAnthropicError(
     headers,
     body: {
       type: 'error',
-      error: { type: anthropicErrorType(status), message: body.error.message },
+      error: {
+        type: GATEWAY_TYPES.has(body.error.type) ? body.error.type : anthropicErrorType(status),
+        message: body.error.message,
+        code: status,
+      },
       ...(requestId === undefined ? {} : { request_id: requestId }),
     },
   };

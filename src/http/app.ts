@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { constants as zlibConstants } from 'node:zlib';
+import compress from '@fastify/compress';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { EdgeLimits } from '../config.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import { describeAnthropicError } from './anthropic-errors.ts';
 import { authPlugin } from './auth.ts';
 import { DEFAULT_EDGE_LIMITS, edgeServerOptions, installEdge } from './edge.ts';
 import { describeError } from './errors.ts';
@@ -17,7 +20,22 @@ export interface AppDeps extends RouteDeps {
   edge?: EdgeLimits;
 }
 
-const REQUEST_ID = /^[\w.:@-]{1,200}$/;
+/** A client's own request id is kept when it is printable ASCII, up to 200 characters (any other is replaced). */
+const REQUEST_ID = /^[\x21-\x7e](?:[\x20-\x7e]{0,198}[\x21-\x7e])?$/;
+
+/**
+ * Answers compressed when the client accepts it (the model list is over a megabyte). Server-sent events are never
+ * compressed: a compressor holds bytes back until its block fills, which would stall a stream's chunks.
+ * Brotli at quality 4: near gzip's speed, smaller; its default (11) takes seconds on the model list.
+ */
+const COMPRESSION = {
+  global: true,
+  threshold: 1024,
+  encodings: ['br', 'gzip', 'deflate'] as ('br' | 'gzip' | 'deflate')[],
+  brotliOptions: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } },
+  customTypes: (type: string) => !/event-stream/i.test(type) && COMPRESSIBLE.test(type),
+};
+const COMPRESSIBLE = /^(?:text\/|application\/(?:json|[\w.+-]*\+json|x-ndjson|jsonl|xml|javascript))/i;
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const edge = deps.edge ?? DEFAULT_EDGE_LIMITS;
@@ -34,6 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installEdge(app, edge);
+  await app.register(compress, COMPRESSION);
 
   let closing = false;
   app.addHook('preClose', async () => {
@@ -48,13 +67,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.setNotFoundHandler(async (request, reply) => {
-    reply.code(404).send({
-      error: {
-        message: `Unknown request URL: ${request.method} ${request.url}`,
-        type: 'not_found_error',
-        code: 404,
-      },
-    });
+    const message = `Unknown request URL: ${request.method} ${request.url}`;
+    // Anthropic's clients read errors under /v1/messages in Anthropic's shape, unknown paths included.
+    if (/^\/v1\/messages(?:[/?]|$)/.test(request.url)) {
+      const described = describeAnthropicError(new RequestRefused('not_found', message), request.id);
+      return reply.code(404).send(described.body);
+    }
+    reply.code(404).send({ error: { message, type: 'not_found_error', code: 404 } });
   });
   // Set before any route plugin so that every encapsulated context inherits it.
   app.setErrorHandler(async (error, request, reply) => {

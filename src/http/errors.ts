@@ -17,6 +17,7 @@ export type ApiErrorType =
   | 'insufficient_balance'
   | 'topup_required'
   | 'model_not_found'
+  | 'eval_not_ready'
   | 'provider_error'
   | 'timeout_error'
   | 'api_error';
@@ -52,6 +53,8 @@ function refusalStatus(kind: RefusalKind): [number, ApiErrorType] {
       return [404, 'not_found_error'];
     case 'model_not_found':
       return [404, 'model_not_found'];
+    case 'eval_not_ready':
+      return [409, 'eval_not_ready'];
     case 'request_timeout':
       return [408, 'invalid_request_error'];
     case 'too_large':
@@ -80,7 +83,24 @@ function refusalStatus(kind: RefusalKind): [number, ApiErrorType] {
 /** The one place where an error becomes an HTTP status and body. */
 export function describeError(error: unknown): DescribedError {
   const [status, type, message, headers] = classify(error);
-  return { status, body: { error: { message, type, code: status } }, headers };
+  const param = paramOf(error, type, message);
+  const body = param === undefined ? { message, type, code: status } : { message, type, param, code: status };
+  return { status, body: { error: body }, headers };
+}
+
+/**
+ * The field at fault, as OpenAI's `param` names it (its clients show it): a validation issue's path, `model` for an
+ * unknown model, else the field a refusal's message starts with (`'max_tokens': at most ...`); absent when no
+ * one field is at fault.
+ */
+function paramOf(error: unknown, type: ApiErrorType, message: string): string | undefined {
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const path = error.validation[0]?.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    if (path) return path;
+  }
+  if (type === 'model_not_found') return 'model';
+  const named = /^(?:Invalid \w+: )?'([^']{1,100})': /.exec(message);
+  return named?.[1];
 }
 
 function classify(error: unknown): [number, ApiErrorType, string, Record<string, string>] {

@@ -3,6 +3,7 @@ import { endpointOf } from '../catalog/capabilities.ts';
 import { findModel } from '../catalog/extra-models.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
+import { findChatModel } from '../chat/models.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { nanosToCents } from '../contracts/money.ts';
 import { outcomeHeaders } from '../pipeline/headers.ts';
@@ -55,12 +56,12 @@ const needsText: Partial<Record<CapabilityId, string>> = { json_mode: 'cannot an
  * chat model without a capability the task needs says so.
  */
 export function taskChatModel(
-  source: Pick<ChatDeps, 'catalog'>,
+  source: Pick<ChatDeps, 'catalog' | 'env'>,
   id: string,
   endpoint: { path: string; takes: string },
   needs: readonly CapabilityId[],
 ): CatalogModel {
-  const model = findModel(source.catalog, id);
+  const model = findChatModel(source.catalog, source.env, id);
   if (!model) {
     throw new RequestRefused('model_not_found', `The model '${id}' does not exist; see GET /v1/models`);
   }

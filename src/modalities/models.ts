@@ -1,3 +1,4 @@
+import { findNamedModel } from '../catalog/bare-ids.ts';
 import { endpointOf } from '../catalog/capabilities.ts';
 import { findModel, modelsOf } from '../catalog/extra-models.ts';
 import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
@@ -33,7 +34,10 @@ export function resolveModalityModel<A>(
   endpoint: EndpointSpec<A>,
   id: string,
 ): ModalityTarget<A> {
-  const model = findModel(source.catalog, id);
+  const model = findNamedModel(source.catalog, id, {
+    servable: (candidate) => servable(source.env, endpoint, candidate),
+    fits: (candidate) => candidate.modality === endpoint.modality,
+  });
   if (!model) {
     throw new RequestRefused(
       'model_not_found',

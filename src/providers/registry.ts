@@ -23,6 +23,8 @@ import { veoVideos } from './gemini/videos.ts';
 import { GOOGLE_VISION_BASE_URL } from './google-vision/api.ts';
 import { visionObjects } from './google-vision/objects.ts';
 import { localChat } from './local/chat.ts';
+import { localEmbeddings } from './local/embeddings.ts';
+import { localModerations } from './local/moderations.ts';
 import { MESHY_BASE_URL, meshyTextTo3d } from './meshy/text-to-3d.ts';
 import { mistralModerations } from './mistral/moderations.ts';
 import { mistralOcr } from './mistral/ocr.ts';
@@ -51,6 +53,8 @@ interface ProviderEntry {
  * and its embed and rerank through its native API (whose adapters also trim a COHERE_BASE_URL set for chat).
  */
 const PROVIDERS: Readonly<Record<string, ProviderEntry>> = {
+  // The built-in models: no address, no key (src/providers/local).
+  local: { adapters: { embeddings: localEmbeddings, moderations: localModerations } },
   openai: {
     baseUrl: 'https://api.openai.com/v1',
     adapters: {
@@ -164,9 +168,12 @@ export function modalityUpstreamOf(
   env: NodeJS.ProcessEnv,
   timeoutMs: number,
 ): ModalityUpstream | undefined {
-  const apiKey = providerKey(model.provider, env);
+  const apiKey = apiKeyOf(model.provider, env);
   const entry = PROVIDERS[model.provider];
-  const baseUrl = env[providerEnv(model.provider).baseUrlVar] || entry?.nativeBaseUrl || entry?.baseUrl;
+  const baseUrl =
+    model.api === 'local'
+      ? 'local:'
+      : env[providerEnv(model.provider).baseUrlVar] || entry?.nativeBaseUrl || entry?.baseUrl;
   if (!apiKey || !baseUrl) return undefined;
   return { model: callableModelId(model), baseUrl, apiKey, timeoutMs };
 }

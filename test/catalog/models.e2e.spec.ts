@@ -123,11 +123,16 @@ describe('GET /v1/models/{provider}/{model}', () => {
     '/models/openai/no-such-model',
     '/models/openai/no-such-model/schema',
     '/models/nobody/gpt-4o',
-    '/models/gpt-4o',
+    '/models/no-such-model',
   ])('answers 404 model_not_found for %s', async (path) => {
     const response = await get(path);
     expect(response.status).toBe(404);
     expect((await json(response)).error).toMatchObject({ type: 'model_not_found', code: 404 });
+  });
+
+  it('resolves a provider-less id to the one servable model of that name', async () => {
+    // openai/gpt-4o has a key here; github-copilot/gpt-4o (the same name) has none.
+    expect(await json(await get('/models/gpt-4o'))).toMatchObject({ id: 'openai/gpt-4o' });
   });
 });
 

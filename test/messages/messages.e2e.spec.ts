@@ -314,7 +314,7 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
     expect(events[0]?.event).toBe('message_start');
     expect(events.at(-1)).toMatchObject({
       event: 'error',
-      data: { type: 'error', error: { type: 'api_error' } },
+      data: { type: 'error', error: { type: 'provider_error', code: 502 } },
     });
     openai.script({ kind: 'disconnect_mid_stream', afterChunks: 2 });
     await expect(
@@ -330,7 +330,7 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
     ).rejects.toSatisfy(
       (error) =>
         error instanceof Anthropic.NotFoundError &&
-        error.type === 'not_found_error' &&
+        error.type === 'model_not_found' &&
         /nope\/model/.test(error.apiMessage ?? ''),
     );
     await expect(
@@ -377,7 +377,7 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
     expect(invalid.status).toBe(400);
     expect(await json(invalid)).toEqual({
       type: 'error',
-      error: { type: 'invalid_request_error', message: expect.stringMatching(/max_tokens/) },
+      error: { type: 'invalid_request_error', message: expect.stringMatching(/max_tokens/), code: 400 },
       request_id: invalid.headers.get('x-request-id'),
     });
     const unknownKey = await post(
@@ -387,7 +387,7 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
     expect(unknownKey.status).toBe(401);
     expect(await json(unknownKey)).toEqual({
       type: 'error',
-      error: { type: 'authentication_error', message: expect.stringMatching(/API key/) },
+      error: { type: 'authentication_error', message: expect.stringMatching(/API key/), code: 401 },
       request_id: unknownKey.headers.get('x-request-id'),
     });
   });

@@ -449,15 +449,17 @@ describe('chat-completion chunks → Messages events', () => {
 });
 
 describe('errors in Anthropic’s shape', () => {
-  it('keeps the gateway’s status, message and headers, with Anthropic’s type names', () => {
+  it('keeps the gateway’s status, message and headers, with Anthropic’s type names or the spec’s own', () => {
     const cases: [Error, number, string][] = [
       [new RequestRefused('invalid', 'bad'), 400, 'invalid_request_error'],
       [new RequestRefused('unauthenticated', 'who?'), 401, 'authentication_error'],
       [new RequestRefused('insufficient_balance', 'top up'), 402, 'billing_error'],
       [new RequestRefused('forbidden', 'no'), 403, 'permission_error'],
-      [new RequestRefused('model_not_found', 'nope'), 404, 'not_found_error'],
+      [new RequestRefused('model_not_found', 'nope'), 404, 'model_not_found'],
+      [new RequestRefused('not_found', 'no such batch'), 404, 'not_found_error'],
+      [new RequestRefused('budget_exceeded', 'cap reached'), 402, 'budget_exceeded'],
       [new DomainError('conflict', 'again'), 409, 'conflict_error'],
-      [new RequestRefused('upstream_failed', 'upstream down'), 502, 'api_error'],
+      [new RequestRefused('upstream_failed', 'upstream down'), 502, 'provider_error'],
       [new RequestRefused('upstream_timeout', 'slow'), 504, 'timeout_error'],
     ];
     for (const [error, status, type] of cases) {
@@ -465,7 +467,7 @@ describe('errors in Anthropic’s shape', () => {
       expect(described.status).toBe(status);
       expect(described.body).toEqual({
         type: 'error',
-        error: { type, message: error.message },
+        error: { type, message: error.message, code: status },
         request_id: 'req-1',
       });
     }
@@ -475,11 +477,12 @@ describe('errors in Anthropic’s shape', () => {
     expect(limited).toEqual({
       status: 429,
       headers: { 'retry-after': '3' },
-      body: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } },
+      body: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down', code: 429 } },
     });
     expect(describeAnthropicError(new Error('boom')).body.error).toEqual({
       type: 'api_error',
       message: 'The gateway failed to process the request',
+      code: 500,
     });
   });
 });

@@ -1,5 +1,5 @@
+import { findNamedModel } from '../../catalog/bare-ids.ts';
 import { endpointOf } from '../../catalog/capabilities.ts';
-import { findModel } from '../../catalog/extra-models.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
 import type {
   ImageFile,
@@ -12,7 +12,13 @@ import type { Upload } from '../../files/upload.ts';
 import type { MediaUrls } from '../../media/signed-urls.ts';
 import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { UpstreamError } from '../../providers/errors.ts';
-import { defaultModelId, type EndpointSpec, type ModalityTarget, resolveModalityModel } from '../models.ts';
+import {
+  defaultModelId,
+  type EndpointSpec,
+  type ModalityTarget,
+  resolveModalityModel,
+  servable,
+} from '../models.ts';
 import {
   editsEndpoint,
   generationsEndpoint,
@@ -49,7 +55,10 @@ function resolve(
   body: ImageRequestFields,
 ): Resolved {
   const id = body.model ?? defaultModelId(deps, endpoint, preferred);
-  const model = findModel(deps.catalog, id);
+  const model = findNamedModel(deps.catalog, id, {
+    servable: (candidate) => servable(deps.env, endpoint, candidate),
+    fits: (candidate) => candidate.modality === 'image',
+  });
   const capability = endpoint === editsEndpoint ? 'image-editing' : 'image-generation';
   if (model?.modality === 'image' && !model.capabilities.includes(capability)) {
     const right = endpointOf(model.capabilities);
@@ -58,7 +67,7 @@ function resolve(
       `'model': ${model.id} cannot ${capability === 'image-editing' ? 'edit' : 'generate'} images; call it with ${right.method} ${right.path}`,
     );
   }
-  const target = resolveModalityModel(deps, endpoint, id);
+  const target = resolveModalityModel(deps, endpoint, model?.id ?? id);
   const rules = rulesOf(target.model) as ImageRules;
   return { target, rules, options: imageOptions(target.model, rules, body) };
 }

@@ -3,6 +3,10 @@ import { type ChatMessageLike, countChatInputTokensAsync, truncateToTokens } fro
 export interface EchoRequest {
   messages: ChatMessageLike[];
   maxTokens: number;
+  /** What is produced from the echoed text (a tool call's arguments, a JSON answer); the text itself by default. */
+  shape?: (text: string) => string;
+  /** Input billed beside the messages (tool definitions, a response schema), as the gateway counts it. */
+  extraInputTokens?: number;
 }
 
 export interface EchoResult {
@@ -13,10 +17,11 @@ export interface EchoResult {
 
 /** Replies with the last user message, cut to maxTokens; deterministic and free of I/O. */
 export async function echoChat(request: EchoRequest): Promise<EchoResult> {
-  const reply = lastUserText(request.messages);
+  const echoed = lastUserText(request.messages);
+  const reply = request.shape ? request.shape(echoed) : echoed;
   const cut = truncateToTokens(reply, request.maxTokens);
   // Counted as the gateway counts the hold, so a huge prompt is not billed above what was held.
-  const promptTokens = await countChatInputTokensAsync(request.messages);
+  const promptTokens = (await countChatInputTokensAsync(request.messages)) + (request.extraInputTokens ?? 0);
   return {
     content: cut.text,
     finishReason: cut.truncated ? 'length' : 'stop',

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
+import { findChatModel } from '../../../chat/models.ts';
 import { tokensOnly } from '../../../chat/pricing.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { SseEvent } from '../../../contracts/messages.ts';
@@ -29,6 +30,9 @@ export const messagesRoutes =
     });
 
     app.post('/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {
+      // A provider-less id (`claude-sonnet-4-5`) is resolved first, so an Anthropic model is still served natively.
+      const named = findChatModel(deps.catalog, deps.env, request.body.model);
+      if (named) request.body.model = named.id;
       const body = toChatRequest(request.body);
       const context = callContext(request, reply, live);
       reply.header('x-cache-status', 'miss').header('request-id', request.id);
@@ -66,7 +70,7 @@ export const messagesRoutes =
     // Counted as the gateway counts a request before reserving for it, so it predicts the hold, not the bill.
     app.post('/messages/count_tokens', { schema: { body: CountTokensRequest } }, async (request) => {
       const { model, system, messages } = request.body;
-      if (!deps.catalog.get(model))
+      if (!findChatModel(deps.catalog, deps.env, model))
         throw new RequestRefused('model_not_found', `The model '${model}' does not exist`);
       return { input_tokens: await countChatInputTokensAsync(toChatMessages(system, messages)) };
     });
