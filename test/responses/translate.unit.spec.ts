@@ -216,7 +216,9 @@ describe('chat chunks as Responses events', () => {
   });
 
   it('ends with the response a read-back rebuilds from the request log’s assembled stream', () => {
-    const completed = run().at(-1) as { response: { output: unknown[]; usage: unknown; status: string } };
+    const completed = run().at(-1) as unknown as {
+      response: { output: unknown[]; usage: unknown; status: string };
+    };
     const assembled = new Assembled();
     for (const c of chunks) assembled.add({ chunk: c });
     expect(completed.response.output).toEqual(outputItems(turnOf(assembled.completion()), meta.id));
