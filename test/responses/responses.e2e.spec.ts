@@ -59,7 +59,10 @@ const weatherTool = {
 describe('POST /v1/responses through the official openai SDK', () => {
   it('answers as the equivalent chat completion does, and is charged exactly what it is charged', async () => {
     const { data, response } = await client.responses
-      .create({ model: 'openai/gpt-4o-mini', instructions: 'Be brief', input: 'Bonjour, passerelle' })
+      .create(
+        { model: 'openai/gpt-4o-mini', instructions: 'Be brief', input: 'Bonjour, passerelle' },
+        { headers: { 'x-gw-tag': 'as-response' } },
+      )
       .withResponse();
     expect(data).toMatchObject({
       object: 'response',
@@ -91,13 +94,16 @@ describe('POST /v1/responses through the official openai SDK', () => {
     expect(response.headers.get('x-provider')).toBe('openai');
 
     const chat = await client.chat.completions
-      .create({
-        model: 'openai/gpt-4o-mini',
-        messages: [
-          { role: 'system', content: 'Be brief' },
-          { role: 'user', content: 'Bonjour, passerelle' },
-        ],
-      })
+      .create(
+        {
+          model: 'openai/gpt-4o-mini',
+          messages: [
+            { role: 'system', content: 'Be brief' },
+            { role: 'user', content: 'Bonjour, passerelle' },
+          ],
+        },
+        { headers: { 'x-gw-tag': 'as-chat' } },
+      )
       .withResponse();
     expect(chat.data.choices[0]?.message.content).toBe(data.output_text);
     expect(response.headers.get('x-cost-cents')).toBe(chat.response.headers.get('x-cost-cents'));
@@ -109,6 +115,17 @@ describe('POST /v1/responses through the official openai SDK', () => {
     expect(BigInt(asResponse.cost_nanos)).toBeGreaterThan(0n);
     expect(asResponse.cost_nanos).toBe(asChat.cost_nanos);
     expect(asResponse.usage).toEqual(asChat.usage);
+    // And in the account's usage, each under its own tag.
+    const usage = await eventually(
+      async () =>
+        json(await fetch(`${gateway.url}/v1/usage/by-tag`, { headers: { authorization: `Bearer ${key}` } })),
+      (u) =>
+        ['as-response', 'as-chat'].every((tag) => u.data.some((row: { tag: string }) => row.tag === tag)),
+    );
+    const byTag = (tag: string) => usage.data.find((row: { tag: string }) => row.tag === tag);
+    expect(byTag('as-response').requests).toBe(1);
+    expect(byTag('as-response').cost_cents).toBe(byTag('as-chat').cost_cents);
+    expect(byTag('as-response').cost_cents).toBeGreaterThan(0);
   });
 
   it('serves an Anthropic model, translated as /v1/messages is', async () => {
