@@ -155,9 +155,18 @@ export function send(base: string, sent: Sent): Promise<Answer> {
  * Why an error answer is not in the API's `{error:{message,type,code}}` shape, or undefined when it is. Anthropic's
  * Messages routes answer in Anthropic's own shape (`{type:'error', error:{type,message}}`) on purpose, for its SDK.
  */
-export function shapeProblem(answer: Answer, format: 'openai' | 'anthropic' = 'openai'): string | undefined {
+export function shapeProblem(
+  answer: Answer,
+  format: 'openai' | 'anthropic' | 'jsonrpc' = 'openai',
+): string | undefined {
   if (answer.status < 400) return undefined;
   if (answer.text === '') return 'an empty error body';
+  if (format === 'jsonrpc') {
+    // The MCP endpoint answers in its protocol's shape: a JSON-RPC error object.
+    const rpc = answer.json as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } } | undefined;
+    const ok = rpc?.jsonrpc === '2.0' && typeof rpc.error?.code === 'number' && typeof rpc.error.message === 'string';
+    return ok ? undefined : `not a JSON-RPC error: ${answer.text.slice(0, 200)}`;
+  }
   const body = answer.json as { type?: unknown; error?: Record<string, unknown> } | undefined;
   const error = body?.error;
   if (!error) return `not the error shape: ${answer.text.slice(0, 200)}`;

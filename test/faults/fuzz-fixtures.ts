@@ -98,6 +98,8 @@ export function resolve(request: FuzzRequest, gateway: FaultGateway, fixtures: F
   const headers: Record<string, string> = {};
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   if (request.contentType !== undefined) headers['content-type'] = request.contentType;
+  // The MCP endpoint's clients accept JSON or a stream (Streamable HTTP); without it every POST is a 406.
+  if (request.route.path === '/mcp') headers.accept = 'application/json, text/event-stream';
   const body =
     typeof request.body === 'string'
       ? request.body.replaceAll('":fileId"', `"${fixtures.fileId}"`)

@@ -76,7 +76,8 @@ describe('the route fuzzer', () => {
           failures.push({ i, why, status: answer.status, ms: round(answer.ms), request: describe() });
         if (answer.status >= 500 && answer.status !== 502 && answer.status !== 504)
           fail(`${answer.text.slice(0, 200)} ${loggedError(answer.headers['x-request-id'])}`);
-        const format = request.route.path.startsWith('/v1/messages') ? 'anthropic' : 'openai';
+        const path = request.route.path;
+        const format = path.startsWith('/v1/messages') ? 'anthropic' : path === '/mcp' ? 'jsonrpc' : 'openai';
         const shape = sent.method === 'HEAD' ? undefined : shapeProblem(answer, format);
         if (shape) fail(shape);
         if (answer.status >= 400) {

@@ -102,6 +102,20 @@ export const ROUTES: Route[] = [
   key('GET', '/webhook-secret'),
   key('POST', '/webhook-secret/rotate'),
   { method: 'GET', path: '/media/*', credential: 'none' },
+  // The MCP endpoint (JSON-RPC; docs/mcp.md): a tool call through to a /v1 twin.
+  {
+    method: 'POST',
+    path: '/mcp',
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'chat', arguments: { model: 'local/echo', prompt: 'hello' } },
+    },
+    credential: 'key',
+  },
+  { method: 'GET', path: '/mcp', credential: 'key' },
+  { method: 'DELETE', path: '/mcp', credential: 'key' },
   admin('GET', '/health'),
   admin('POST', '/accounts', { name: 'fuzzed' }),
   admin('POST', '/accounts/:accountId/keys'),
