@@ -40,7 +40,9 @@ export async function routeAsk(
   body: ChatCompletionRequest,
 ): Promise<RouteAsk> {
   const format = body.response_format?.type;
-  const sampling = [body.temperature, (body as { top_p?: unknown }).top_p].some((v) => v !== undefined && v !== 1);
+  const sampling = [body.temperature, (body as { top_p?: unknown }).top_p].some(
+    (v) => v !== undefined && v !== 1,
+  );
   const tools =
     (Array.isArray(body.tools) && body.tools.length > 0) ||
     Array.isArray((body as { functions?: unknown }).functions);
@@ -111,7 +113,9 @@ export function routedBill(
   const decision = routed.decision;
   if (!decision) return bill;
   const usage: ReportedUsage | undefined = bill.usage;
-  const baseline = usage ? chatCharge(decision.baseline, usage, discount).chargedNanos : bill.charge.chargedNanos;
+  const baseline = usage
+    ? chatCharge(decision.baseline, usage, discount).chargedNanos
+    : bill.charge.chargedNanos;
   routed.savedNanos = baseline - bill.charge.chargedNanos;
   router.served(decision, servedBy);
   if (context.log) context.log.routing = routingRecord(decision, routed.savedNanos);

@@ -2,7 +2,12 @@
 export function matcher(patterns: readonly string[]): (id: string) => boolean {
   if (patterns.length === 0) return () => false;
   const source = patterns
-    .map((p) => p.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&')).join('.*'))
+    .map((p) =>
+      p
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
+        .join('.*'),
+    )
     .join('|');
   const pattern = new RegExp(`^(?:${source})$`);
   return (id) => pattern.test(id);

@@ -104,12 +104,21 @@ const CHECKS: Check[] = [
 function requestPrice(model: CatalogModel, ask: RouteAsk): bigint {
   const output = (ask.outputLimit ?? EXPECTED_OUTPUT_TOKENS) * ask.choices;
   return priceCharge([
-    { item: 'input_tokens', quantity: ask.inputTokens, unitPriceNanosPerMillion: model.prices.inputNanosPerMillion ?? 0n },
-    { item: 'output_tokens', quantity: output, unitPriceNanosPerMillion: model.prices.outputNanosPerMillion ?? 0n },
+    {
+      item: 'input_tokens',
+      quantity: ask.inputTokens,
+      unitPriceNanosPerMillion: model.prices.inputNanosPerMillion ?? 0n,
+    },
+    {
+      item: 'output_tokens',
+      quantity: output,
+      unitPriceNanosPerMillion: model.prices.outputNanosPerMillion ?? 0n,
+    },
   ]).chargedNanos;
 }
 
-const byPrice = (a: Scored, b: Scored) => (a.priceNanos < b.priceNanos ? -1 : a.priceNanos > b.priceNanos ? 1 : 0);
+const byPrice = (a: Scored, b: Scored) =>
+  a.priceNanos < b.priceNanos ? -1 : a.priceNanos > b.priceNanos ? 1 : 0;
 const byQuality = (a: Scored, b: Scored) => b.quality - a.quality;
 const byId = (a: Scored, b: Scored) => a.model.id.localeCompare(b.model.id);
 const then =
@@ -188,11 +197,18 @@ export class Router {
     });
     if (fitting.length === 0) {
       const why = [...rejected].map(([reason, n]) => `${n} ${reason}`).join('; ');
-      throw new RequestRefused('invalid', `'model': no model fits this request for ${ask.requested} (of ${pool.length}: ${why})`);
+      throw new RequestRefused(
+        'invalid',
+        `'model': no model fits this request for ${ask.requested} (of ${pool.length}: ${why})`,
+      );
     }
     const candidates = this.score(fitting, ask, scores);
     const baseline = this.baseline(candidates, ask);
-    const capped = candidates.filter((c) => c.priceNanos <= baseline.priceNanos);
+    // Only a baseline the client named caps the price; the implicit one only measures the saving.
+    const capped =
+      ask.baselineModel === undefined
+        ? candidates
+        : candidates.filter((c) => c.priceNanos <= baseline.priceNanos);
     if (capped.length === 0) {
       throw new RequestRefused(
         'invalid',
@@ -202,7 +218,8 @@ export class Router {
     const complexity = ask.strategy === 'auto' ? estimateComplexity(ask.complexity) : null;
     const { chosen, reason } = this.choose(capped, ask, complexity);
     const order = this.fallbacks(capped, chosen, ask.strategy);
-    if (ask.conversation && options.remember !== false) this.conversations.remember(ask.conversation, chosen.model.id);
+    if (ask.conversation && options.remember !== false)
+      this.conversations.remember(ask.conversation, chosen.model.id);
     return {
       requested: ask.requested,
       strategy: ask.strategy,
@@ -253,15 +270,29 @@ export class Router {
     }
     const model = this.deps.catalog.get(ask.baselineModel);
     if (!model) {
-      throw new RequestRefused('invalid', `'baseline_model': the model '${ask.baselineModel}' does not exist`);
+      throw new RequestRefused(
+        'invalid',
+        `'baseline_model': the model '${ask.baselineModel}' does not exist`,
+      );
     }
-    if (model.modality !== 'text' || model.prices.inputNanosPerMillion === null || model.prices.outputNanosPerMillion === null) {
-      throw new RequestRefused('invalid', `'baseline_model': ${model.id} is not a chat model priced per token`);
+    if (
+      model.modality !== 'text' ||
+      model.prices.inputNanosPerMillion === null ||
+      model.prices.outputNanosPerMillion === null
+    ) {
+      throw new RequestRefused(
+        'invalid',
+        `'baseline_model': ${model.id} is not a chat model priced per token`,
+      );
     }
     return { model, priceNanos: requestPrice(model, ask) };
   }
 
-  private choose(capped: Scored[], ask: RouteAsk, complexity: number | null): { chosen: Scored; reason: string } {
+  private choose(
+    capped: Scored[],
+    ask: RouteAsk,
+    complexity: number | null,
+  ): { chosen: Scored; reason: string } {
     const stayed = ask.conversation ? this.conversations.modelOf(ask.conversation) : undefined;
     const kept = stayed === undefined ? undefined : capped.find((c) => c.model.id === stayed);
     if (kept) return { chosen: kept, reason: 'conversation' };
@@ -273,7 +304,10 @@ export class Router {
     const need = complexity ?? 0;
     const suited = capped.filter((c) => c.quality >= need);
     if (suited.length === 0) {
-      return { chosen: [...capped].sort(ORDERS.quality)[0] as Scored, reason: `complexity ${need}: best under the cap` };
+      return {
+        chosen: [...capped].sort(ORDERS.quality)[0] as Scored,
+        reason: `complexity ${need}: best under the cap`,
+      };
     }
     return { chosen: [...suited].sort(ORDERS.cost)[0] as Scored, reason: `complexity ${need}` };
   }
@@ -283,4 +317,3 @@ export class Router {
     return [chosen, ...rest].slice(0, MAX_ATTEMPTS).map((c) => c.model);
   }
 }
-

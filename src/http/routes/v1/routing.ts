@@ -20,11 +20,17 @@ export const routingRoutes =
       const strategy = parseStrategy(request.headers['x-routing']);
       const requested = routedModel(body.model);
       if (!requested) {
-        throw new RequestRefused('invalid', `'model': only auto, auto/text or no model is routed; got ${body.model}`);
+        throw new RequestRefused(
+          'invalid',
+          `'model': only auto, auto/text or no model is routed; got ${body.model}`,
+        );
       }
-      const decision = await deps.router.route(await routeAsk(request.auth.accountId, requested, strategy, body), {
-        remember: false,
-      });
+      const decision = await deps.router.route(
+        await routeAsk(request.auth.accountId, requested, strategy, body),
+        {
+          remember: false,
+        },
+      );
       reply.headers(
         routingHeaders({
           strategy: decision.strategy,
