@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
 import { startOpenAiUpstream } from '../upstreams/openai.ts';
@@ -97,6 +98,9 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     for (const write of ['create_sub_account', 'set_budget', 'start_job', 'start_replay', 'start_eval']) {
       expect(names).not.toContain(write);
     }
+    // get_eval comes with the evals routes it calls.
+    const evals = gateway.runtime.app.hasRoute({ method: 'GET', url: '/v1/evals/:id' });
+    expect(names.includes('get_eval')).toBe(evals);
     const chat = tools.find((t) => t.name === 'chat');
     expect(chat?.inputSchema).toMatchObject({
       type: 'object',
@@ -269,6 +273,19 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     expect(result.structuredContent).toEqual({ error });
   });
 
+  it('refuses a key over its rate limit with a tool error carrying the 429 and when to retry', async () => {
+    const account = await json(await gateway.admin('/accounts', { name: 'hasty agent' }));
+    await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 100, reference: 'hasty' });
+    await gateway.admin(`/accounts/${account.account_id}/settings`, { rate_limit_rpm: 1 });
+    const client = await connect(account.key);
+    await call(client, 'chat', { model: 'local/echo', prompt: 'one' });
+    const second = await client.callTool({ name: 'chat', arguments: { model: 'local/echo', prompt: 'two' } });
+    expect(second.isError).toBe(true);
+    expect(textOf(second)).toMatch(
+      /^HTTP 429 \(rate_limit\w*\): Rate limit of 1 requests per minute .*\(retry after \d+ s\)$/,
+    );
+  });
+
   it('names the field of bad arguments in a tool error, and answers an unknown tool with method-not-found', async () => {
     const client = await connect(mainKey);
     const bad = await client.callTool({ name: 'chat', arguments: { messages: 'hello' } });
@@ -308,9 +325,19 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     expect(subNames).not.toContain('create_sub_account');
     expect(subNames).not.toContain('set_budget');
 
-    await gateway.admin(`/accounts/${accountId}/settings`, { mcp_write_tools: false });
+    const cli = await runCli(
+      ['accounts', 'update', '--account', accountId, '--mcp-write-tools', 'off'],
+      gateway.env,
+    );
+    expect(cli.code, cli.stderr).toBe(0);
     const off = (await (await connect(mainKey)).listTools()).tools.map((t) => t.name);
     expect(off).not.toContain('set_budget');
+    // Each switch is an event of the account's stream.
+    const events = await gateway.runtime.store.readStream(`account-${accountId}`);
+    const switches = events
+      .filter((e) => e.type === 'AccountSettingsChanged')
+      .map((e) => (e.data as { mcpWriteTools?: boolean }).mcpWriteTools);
+    expect(switches).toEqual([true, false]);
   });
 
   it('reads the catalog and the usage summary as resources', async () => {
