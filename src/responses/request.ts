@@ -1,5 +1,5 @@
 import type { ChatCompletionRequest } from '../chat/request.ts';
-import { invalidField } from '../contracts/errors.ts';
+import { invalidField, RequestRefused } from '../contracts/errors.ts';
 import type {
   FunctionCallItem,
   FunctionCallOutputItem,
@@ -221,4 +221,26 @@ export function toChatRequest(body: ResponsesRequest, earlier: InputItem[]): Cha
     throw invalidField('tool_choice', 'a tool must be chosen among tools, and none are given');
   }
   return out;
+}
+
+/** Chat fields as a Responses request names them, for refusals the chat path makes. */
+const FIELD_NAMES: Record<string, string> = {
+  messages: 'input',
+  max_tokens: 'max_output_tokens',
+  max_completion_tokens: 'max_output_tokens',
+  response_format: 'text.format',
+  reasoning_effort: 'reasoning.effort',
+};
+
+/** A refusal of the chat path, naming the field as the client sent it (`'max_tokens'` → `'max_output_tokens'`). */
+export function inResponsesTerms(error: unknown): unknown {
+  if (!(error instanceof RequestRefused)) return error;
+  const field = /^'([a-z_]+)'/.exec(error.message)?.[1];
+  const renamed = field !== undefined && Object.hasOwn(FIELD_NAMES, field) ? FIELD_NAMES[field] : undefined;
+  if (field === undefined || renamed === undefined) return error;
+  return new RequestRefused(
+    error.kind,
+    `'${renamed}'${error.message.slice(field.length + 2)}`,
+    error.headers,
+  );
 }

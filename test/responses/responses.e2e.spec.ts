@@ -429,6 +429,14 @@ describe('refusals', () => {
     expect((error as Error).message).toContain('web_search');
   });
 
+  it('names the Responses field when the chat path refuses one', async () => {
+    const error = await client.responses
+      .create({ model: 'openai/gpt-4o-mini', input: 'hi', max_output_tokens: 10_000_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as Error).message).toMatch(/^400 'max_output_tokens': at most \d+ for openai\/gpt-4o-mini/);
+  });
+
   it('refuses with a 402 when the balance cannot cover the request, and charges nothing', async () => {
     const poor = sdk((await newAccount('poor', 0)).key);
     await expect(

@@ -7,7 +7,7 @@ import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../..
 import { tokensOnly } from '../../../chat/pricing.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { BlobStore } from '../../../files/blob-store.ts';
-import { toChatRequest } from '../../../responses/request.ts';
+import { inResponsesTerms, toChatRequest } from '../../../responses/request.ts';
 import { finishedResponse, turnOf } from '../../../responses/response.ts';
 import { CompletionsRequest, ResponsesRequest } from '../../../responses/schema.ts';
 import {
@@ -64,11 +64,11 @@ export const responsesRoutes =
       if (log) store.recent.add(log.logId, owner);
       const createdAt = Math.floor((log ? Date.parse(log.at) : Date.now()) / 1000);
       if (chat.stream) {
-        const stream = await streamChat(deps, context, chat);
+        const stream = await streamChat(deps, context, chat).catch(rethrowInResponsesTerms);
         const meta = { id, createdAt, model: stream.model.id };
         return relaySse(reply, stream, responseEvents(body, meta, stream.reserved.inputTokens));
       }
-      const served = await completeChat(deps, context, chat);
+      const served = await completeChat(deps, context, chat).catch(rethrowInResponsesTerms);
       servedHeaders(reply, served);
       return finishedResponse(body, turnOf(served.completion), {
         id,
@@ -133,6 +133,10 @@ export const responsesRoutes =
       );
     });
   };
+
+const rethrowInResponsesTerms = (error: unknown): never => {
+  throw inResponsesTerms(error);
+};
 
 /**
  * The chunks as the Responses API's events, written as they arrive. The last event carries the whole response
