@@ -21,6 +21,8 @@ export async function lookupChat(
   context: CallContext,
   body: ChatCompletionRequest,
   thresholdHeader: string | string[] | undefined,
+  /** A request in another format (Anthropic's), keyed as the client sent it: every field of it shapes the answer. */
+  original?: { kind: string; body: Record<string, unknown> },
 ): Promise<Probe | undefined> {
   const cache = deps.cache;
   if (!cache) return undefined;
@@ -35,10 +37,14 @@ export async function lookupChat(
       return undefined;
     }
   }
-  const semantic = semanticPrompt('chat', model, body);
+  const translated = semanticPrompt('chat', model, body);
+  const semantic =
+    translated && original
+      ? { ...translated, group: { ...translated.group, original: withoutQuestion(original.body) } }
+      : translated;
   const ask: CacheAsk = {
     policy,
-    parts: keyParts('chat', model, body),
+    parts: original ? keyParts(original.kind, model, original.body) : keyParts('chat', model, body),
     threshold,
     ...(semantic && { semantic }),
   };
@@ -54,6 +60,12 @@ export async function lookupChat(
   return probe;
 }
 
+/** An Anthropic request but its last user message (the question a semantic lookup compares). */
+function withoutQuestion(body: Record<string, unknown>): Record<string, unknown> {
+  const { messages, ...rest } = body;
+  return { ...rest, earlier: Array.isArray(messages) ? messages.slice(0, -1) : messages };
+}
+
 export type ChatHit = Probe & { hit: NonNullable<Probe['hit']> };
 
 export const isHit = (probe: Probe | undefined): probe is ChatHit =>
@@ -64,6 +76,9 @@ function chatAnswer(probe: ChatHit) {
   if (answer.kind !== 'chat') throw new Error('a chat hit on an entry of another kind');
   return answer;
 }
+
+/** The figures the original answer was billed on. */
+export const hitUsage = (probe: ChatHit): ReportedUsage => chatAnswer(probe).usage;
 
 /** Usage in the chat-completions format, from the figures the original was billed on. */
 export function usageObject(usage: ReportedUsage) {

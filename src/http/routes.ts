@@ -22,6 +22,7 @@ import { audioRoutes } from './routes/v1/audio.ts';
 import { balanceRoutes } from './routes/v1/balance.ts';
 import { batchesRoutes } from './routes/v1/batches.ts';
 import { budgetRoutes } from './routes/v1/budgets.ts';
+import { cacheRoutes } from './routes/v1/cache.ts';
 import { chatRoutes } from './routes/v1/chat.ts';
 import { classificationsRoutes } from './routes/v1/classifications.ts';
 import { detectionsRoutes } from './routes/v1/detections.ts';
@@ -97,7 +98,12 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(jobListRoutes(deps.pool));
       await v1.register(healthRoutes(deps.chat.health));
       await v1.register(
-        modelRoutes(deps.chat.catalog, deps.chat.env, () => deps.chat.env.GATEWAY_URL || app.listeningOrigin),
+        modelRoutes(
+          deps.chat.catalog,
+          deps.chat.env,
+          () => deps.chat.env.GATEWAY_URL || app.listeningOrigin,
+          deps.chat.cache?.describe(),
+        ),
       );
       await v1.register(subAccountRoutes(deps.subAccounts, deps.pool));
       await v1.register(budgetRoutes(deps.accounts, deps.pool));
@@ -106,6 +112,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(filesRoutes(deps.files));
       await v1.register(batchesRoutes(deps.batches, deps.live));
       await v1.register(replaysRoutes(deps.replays, deps.live));
+      await v1.register(cacheRoutes(deps.chat.cache));
       await v1.register(webhookSecretRoutes(deps.webhooks.secrets));
     },
     { prefix: '/v1' },

@@ -43,6 +43,7 @@ export const ROUTES: Route[] = [
   key('GET', '/batches/:id'),
   key('POST', '/batches/:id/cancel'),
   key('POST', '/budgets', { tag: 'fuzz', cap_cents: 100 }),
+  key('DELETE', '/cache'),
   key('POST', '/chat/completions', chat),
   key('POST', '/classifications', { model: 'local/echo', input: ['hello'], labels: ['a', 'b'] }),
   key('GET', '/capabilities'),

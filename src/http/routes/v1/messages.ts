@@ -1,17 +1,32 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import type { CachedChoice } from '../../../cache/entry.ts';
+import { modeOf } from '../../../cache/mode.ts';
+import {
+  hitCompletion,
+  hitItems,
+  hitUsage,
+  isHit,
+  lookupChat,
+  StreamRecorder,
+  saveChat,
+  storableChoices,
+} from '../../../chat/cached.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
 import { findChatModel } from '../../../chat/models.ts';
 import { tokensOnly } from '../../../chat/pricing.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { SseEvent } from '../../../contracts/messages.ts';
+import { NativeRecorder, nativeChoices } from '../../../messages/cached.ts';
 import { nativeComplete, nativeStream } from '../../../messages/native.ts';
 import { toChatMessages, toChatRequest } from '../../../messages/request.ts';
 import { messageIdFor, toMessageResponse } from '../../../messages/response.ts';
 import { CountTokensRequest, MessagesRequest } from '../../../messages/schema.ts';
 import { MessageEvents, sseEvent } from '../../../messages/stream.ts';
+import type { Outcome } from '../../../pipeline/types.ts';
 import { countChatInputTokensAsync } from '../../../tokens/count.ts';
 import { describeAnthropicError } from '../../anthropic-errors.ts';
+import { cacheHeaders, hitOutcome, recording, replaySse } from '../../cached.ts';
 import { callContext, relaySse, type SseEncoder, servedHeaders } from '../../served.ts';
 
 /**
@@ -35,7 +50,33 @@ export const messagesRoutes =
       if (named) request.body.model = named.id;
       const body = toChatRequest(request.body);
       const context = callContext(request, reply, live);
-      reply.header('x-cache-status', 'miss').header('request-id', request.id);
+      reply.header('request-id', request.id);
+      const probe = await lookupChat(
+        deps,
+        context,
+        { ...body, cache: modeOf(request.body.cache) },
+        request.headers['x-gw-cache-threshold'],
+        { kind: 'messages', body: request.body },
+      );
+      reply.headers(cacheHeaders(probe));
+      if (isHit(probe)) {
+        const completion = hitCompletion(probe);
+        const usage = hitUsage(probe);
+        const message = toMessageResponse(completion, {
+          id: messageIdFor(completion.id),
+          model: probe.hit.entry.model,
+          usage,
+        });
+        const charge = await deps.cache?.chargeHit(deps.spending, context, probe, message);
+        const served = hitOutcome(deps.catalog, probe, charge);
+        if (!body.stream) {
+          servedHeaders(reply, served);
+          return message;
+        }
+        return replaySse(reply, served, hitItems(probe), messageEvents(served.model.id, usage.promptTokens));
+      }
+      const save = (outcome: Outcome, choices: CachedChoice[] | undefined) =>
+        saveChat(deps.cache, probe, request.id, outcome, choices);
 
       // An Anthropic model with no fallbacks is served in its own format, untranslated both ways.
       // With fallbacks (the request's or the configured ones) a request may be served elsewhere: translate it.
@@ -45,19 +86,35 @@ export const messagesRoutes =
         !deps.fallbacks[request.body.model]?.length;
       if (native && body.stream) {
         const stream = await nativeStream(deps, context, request.body, body);
-        return relaySse(reply, stream, nativeEvents(stream.model.id));
+        const recorder = new NativeRecorder();
+        return relaySse(
+          reply,
+          stream,
+          recording(nativeEvents(stream.model.id), recorder, (outcome) =>
+            save(outcome, recorder.choicesToStore()),
+          ),
+        );
       }
       if (native) {
         const served = await nativeComplete(deps, context, request.body, body);
         servedHeaders(reply, served);
+        await save(served, nativeChoices(served.message));
         return { ...served.message, model: served.model.id };
       }
       if (body.stream) {
         const stream = await streamChat(deps, context, body);
-        return relaySse(reply, stream, messageEvents(stream.model.id, stream.reserved.inputTokens));
+        const recorder = new StreamRecorder();
+        return relaySse(
+          reply,
+          stream,
+          recording(messageEvents(stream.model.id, stream.reserved.inputTokens), recorder, (outcome) =>
+            save(outcome, recorder.choicesToStore()),
+          ),
+        );
       }
       const served = await completeChat(deps, context, body);
       servedHeaders(reply, served);
+      await save(served, storableChoices(served.completion.choices as never[]));
       const { completion } = served;
       return toMessageResponse(completion, {
         id: messageIdFor(completion.id),

@@ -11,6 +11,19 @@ import { endpointDefault } from './model-defaults.ts';
 
 const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelRecord) });
 const ModelDetail = ModelRecord.extend({ schema: SchemaBlock });
+const CacheCapability = z.object({
+  modes: z.record(z.string(), z.string()),
+  default_mode: z.literal('auto'),
+  ttl_seconds: z.number(),
+  discount_percent: z.number(),
+  semantic: z.object({
+    available: z.boolean(),
+    embedding_model: z.string().nullable(),
+    threshold: z.number(),
+  }),
+});
+type CacheCapability = z.infer<typeof CacheCapability>;
+
 const CapabilityList = z.object({
   object: z.literal('list'),
   data: z.array(
@@ -24,6 +37,8 @@ const CapabilityList = z.object({
   ),
   /** The spec's `{mcp_url}`: the tool-protocol server ([mcp.md](docs/mcp.md)). */
   mcp_url: z.string(),
+  /** What the response cache does on this gateway ([cache.md](docs/cache.md)). */
+  cache: CacheCapability.optional(),
 });
 
 const notFound = (id: string) =>
@@ -37,7 +52,12 @@ const notFound = (id: string) =>
  * `openrouter/openai/gpt-4o`), so the detail routes take the rest of the path and split it on its first slash.
  */
 export const modelRoutes =
-  (catalog: Catalog, env: NodeJS.ProcessEnv, publicBaseUrl: () => string): FastifyPluginAsyncZod =>
+  (
+    catalog: Catalog,
+    env: NodeJS.ProcessEnv,
+    publicBaseUrl: () => string,
+    cache?: CacheCapability,
+  ): FastifyPluginAsyncZod =>
   async (app) => {
     const find = (id: string): CatalogModel => {
       const model = findNamedModel(catalog, id, { servable: (candidate) => isServable(candidate, env) });
@@ -109,5 +129,6 @@ export const modelRoutes =
         default_model: endpointDefault(endpoint.path, { catalog, env, timeoutMs: 0 }),
       })),
       mcp_url: env.GATEWAY_MCP_URL || `${publicBaseUrl()}/mcp`,
+      ...(cache && { cache }),
     }));
   };

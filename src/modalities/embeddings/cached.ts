@@ -1,0 +1,94 @@
+import type { Probe, ResponseCache } from '../../cache/cache.ts';
+import { keyParts } from '../../cache/key.ts';
+import { modeOf, policyOf } from '../../cache/mode.ts';
+import type { ModalityDeps, RequestContext, Served } from '../../pipeline/priced.ts';
+import { resolveModalityModel } from '../models.ts';
+import { float32Base64, fromFloat32Base64 } from './base64.ts';
+import { embeddingsEndpoint } from './endpoint.ts';
+import type { EmbeddingsRequest, EmbeddingsResponse } from './request.ts';
+
+/**
+ * Embeddings are deterministic, so every mode but `skip` looks them up and stores them exactly (a semantic lookup
+ * has no meaning here). The key is the model and the inputs and dimensions; the encoding is applied on the way out.
+ */
+export async function lookupEmbeddings(
+  cache: ResponseCache | undefined,
+  deps: ModalityDeps,
+  context: RequestContext,
+  body: EmbeddingsRequest,
+): Promise<Probe | undefined> {
+  if (!cache) return undefined;
+  const mode = modeOf(body.cache);
+  let model: string;
+  try {
+    model = resolveModalityModel(deps, embeddingsEndpoint, body.model).model.id;
+  } catch {
+    return undefined;
+  }
+  const policy = { ...policyOf(mode === 'semantic' ? 'force' : mode, true), mode: mode ?? 'auto' };
+  const probe = await cache.lookup(
+    context.auth,
+    { policy, parts: keyParts('embeddings', model, body), threshold: 1 },
+    context.signal,
+  );
+  if (
+    probe.hit &&
+    (probe.hit.entry.answer.kind !== 'embeddings' || !deps.catalog.get(probe.hit.entry.model))
+  ) {
+    delete probe.hit;
+    probe.status = 'miss';
+    probe.cacheStatus = 'gateway; fwd=uri-miss';
+  }
+  cache.note(context.log, probe);
+  return probe;
+}
+
+/** A stored embedding answered in the encoding this request asks for. */
+export function hitEmbeddings(probe: Probe, body: EmbeddingsRequest): EmbeddingsResponse {
+  const entry = probe.hit?.entry;
+  if (entry?.answer.kind !== 'embeddings') throw new Error('an embeddings hit without its vectors');
+  const { vectors, inputTokens, usageReported } = entry.answer;
+  const base64 = body.encoding_format === 'base64';
+  return {
+    object: 'list',
+    data: vectors.map((vector, index) => ({
+      object: 'embedding',
+      index,
+      embedding: base64 ? float32Base64(vector) : vector,
+    })),
+    model: entry.model,
+    usage: {
+      prompt_tokens: inputTokens,
+      total_tokens: inputTokens,
+      ...(usageReported ? {} : { estimated: true as const }),
+    },
+  };
+}
+
+/** Keeps served vectors (as floats, whatever encoding the client asked for). */
+export async function saveEmbeddings(
+  cache: ResponseCache | undefined,
+  probe: Probe | undefined,
+  requestId: string,
+  served: Served<EmbeddingsResponse>,
+): Promise<void> {
+  if (!cache || !probe) return;
+  const vectors = served.result.data.map((d) =>
+    typeof d.embedding === 'string' ? fromFloat32Base64(d.embedding) : d.embedding,
+  );
+  await cache.save(probe, {
+    model: served.model.id,
+    provider: served.model.provider,
+    requestId,
+    charge: served.charge,
+    costNanos: served.costNanos,
+    usageReported: served.usageReported,
+    units: served.units,
+    answer: {
+      kind: 'embeddings',
+      vectors,
+      inputTokens: served.result.usage.prompt_tokens,
+      usageReported: served.result.usage.estimated !== true,
+    },
+  });
+}
