@@ -2,9 +2,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
 import { speechBytes, toneWav } from '../upstreams/audio-model.ts';
+import { startDeepgramUpstream } from '../upstreams/deepgram.ts';
 import { startOpenAiAudioUpstream } from '../upstreams/openai-audio.ts';
 import { startOpenAiImagesUpstream } from '../upstreams/openai-images.ts';
 import type { Upstream } from '../upstreams/types.ts';
@@ -13,16 +14,21 @@ import type { Upstream } from '../upstreams/types.ts';
 
 let audio: Upstream;
 let images: Upstream;
+let deepgram: Upstream;
 let files: Server;
 let filesUrl: string;
 const gateways: TestGateway[] = [];
 const clients: Client[] = [];
 
-async function agentOn(upstream: Upstream): Promise<{ gateway: TestGateway; client: Client }> {
+async function agentOn(
+  upstream: Upstream,
+  env: Record<string, string> = {},
+): Promise<{ gateway: TestGateway; client: Client; key: string }> {
   const gateway = await startTestGateway({
     OPENAI_API_KEY: 'sk-upstream',
     OPENAI_BASE_URL: `${upstream.url}/v1`,
     GATEWAY_ALLOW_PRIVATE_URLS: 'true',
+    ...env,
   });
   gateways.push(gateway);
   const account = await json(await gateway.admin('/accounts', { name: 'media agent' }));
@@ -37,7 +43,7 @@ async function agentOn(upstream: Upstream): Promise<{ gateway: TestGateway; clie
     }),
   );
   clients.push(client);
-  return { gateway, client };
+  return { gateway, client, key: account.key };
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Json> {
@@ -47,7 +53,11 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 }
 
 beforeAll(async () => {
-  [audio, images] = await Promise.all([startOpenAiAudioUpstream(), startOpenAiImagesUpstream()]);
+  [audio, images, deepgram] = await Promise.all([
+    startOpenAiAudioUpstream(),
+    startOpenAiImagesUpstream(),
+    startDeepgramUpstream(),
+  ]);
   const wav = toneWav(2);
   files = createServer((req, res) => {
     if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav' }).end(wav);
@@ -59,13 +69,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   await Promise.all(gateways.map((g) => g.close()));
-  await Promise.all([audio?.close(), images?.close()]);
+  await Promise.all([audio?.close(), images?.close(), deepgram?.close()]);
   await new Promise((resolve) => files?.close(resolve));
 });
 
 describe('MCP tools that produce or read media', () => {
   it('speak returns a signed URL to the audio, and transcribe reads an audio URL', async () => {
-    const { client } = await agentOn(audio);
+    const { client, gateway, key } = await agentOn(audio, {
+      DEEPGRAM_API_KEY: 'dg-upstream',
+      DEEPGRAM_BASE_URL: deepgram.url,
+    });
     const input = 'The quick brown fox jumps over the lazy dog.';
     const spoken = await call(client, 'speak', { model: 'openai/tts-1', input, voice: 'alloy' });
     expect(spoken).toMatchObject({
@@ -90,6 +103,27 @@ describe('MCP tools that produce or read media', () => {
     expect(heard.text.length).toBeGreaterThan(0);
     expect(heard).toMatchObject({ model: 'openai/whisper-1', request_id: expect.stringMatching(/^mcp-/) });
     expect(heard.cost_cents).toBeGreaterThan(0);
+
+    // An asynchronous transcription is a job: list_jobs finds it, get_job follows it.
+    const accepted = await fetch(`${gateway.url}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'deepgram/nova-3', audio_url: `${filesUrl}/tone.wav`, async: true }),
+    });
+    expect(accepted.status).toBe(202);
+    const job = await json(accepted);
+    const listed = await eventually(
+      () => call(client, 'list_jobs', {}),
+      (page) => page.data.some((j: Json) => j.id === job.id),
+      3000,
+    );
+    expect(listed.data.find((j: Json) => j.id === job.id)).toMatchObject({
+      object: 'job',
+      model: 'deepgram/nova-3',
+    });
+    expect(await call(client, 'get_job', { id: job.id })).toMatchObject({ id: job.id, object: 'job' });
+    const none = await call(client, 'list_jobs', { status: 'processing', limit: 1 });
+    expect(none.data.every((j: Json) => j.status === 'processing')).toBe(true);
   });
 
   it('generate_image returns signed URLs to the images', async () => {
