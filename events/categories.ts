@@ -2,6 +2,7 @@ import { type AccountEvent, accountEventSchemas } from './account.ts';
 import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import { type CacheEvent, cacheEventSchemas } from './cache.ts';
+import { type EvalEvent, evalEventSchemas } from './eval.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import type { GatewayEvent } from './index.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
@@ -26,6 +27,7 @@ export interface EventsByCategory {
   webhooksecret: WebhookSecretEvent;
   replay: ReplayEvent;
   cache: CacheEvent;
+  eval: EvalEvent;
 }
 
 export type EventCategory = keyof EventsByCategory;
@@ -50,6 +52,7 @@ const schemasByCategory: Record<EventCategory, object> = {
   webhooksecret: webhookSecretEventSchemas,
   replay: replayEventSchemas,
   cache: cacheEventSchemas,
+  eval: evalEventSchemas,
 };
 
 const categoryOfType = new Map<string, EventCategory>(

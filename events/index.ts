@@ -5,6 +5,7 @@ import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import { type CacheEvent, cacheEventSchemas } from './cache.ts';
 import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
+import { type EvalEvent, evalEventSchemas } from './eval.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
 import { type ReplayEvent, replayEventSchemas } from './replay.ts';
@@ -28,6 +29,7 @@ export const eventSchemas = {
   ...webhookSecretEventSchemas,
   ...replayEventSchemas,
   ...cacheEventSchemas,
+  ...evalEventSchemas,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -41,7 +43,8 @@ export type GatewayEvent =
   | WebhookDeliveryEvent
   | WebhookSecretEvent
   | ReplayEvent
-  | CacheEvent;
+  | CacheEvent
+  | EvalEvent;
 
 /** The schema version each event type is written at now; a type's version rises only with an upcaster. */
 const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {};

@@ -19,6 +19,8 @@ export const WebhookEventType = z.enum([
   'model.added',
   'model.deprecated',
   'key.rotated',
+  'eval.completed',
+  'eval.failed',
 ]);
 
 const Instant = z.iso.datetime({ offset: true });

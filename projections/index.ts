@@ -2,6 +2,7 @@ import { accountsProjection } from './accounts/index.ts';
 import { apiKeysProjection } from './api-keys/index.ts';
 import { balancesProjection } from './balances/index.ts';
 import { batchesProjection } from './batches/index.ts';
+import { evalsProjection } from './evals/index.ts';
 import { filesProjection } from './files/index.ts';
 import { holdsProjection } from './holds/index.ts';
 import { jobsProjection } from './jobs/index.ts';
@@ -26,6 +27,7 @@ export const projections: readonly Projection[] = [
   filesProjection,
   batchesProjection,
   replaysProjection,
+  evalsProjection,
   webhookDeliveriesProjection,
   requestsProjection,
   routingProjection,

@@ -18,6 +18,8 @@ import { openResponseCache } from './cache/open.ts';
 import { openResponseCache } from './cache/open.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
+import { EvalService } from './evals/service.ts';
+import { EvalWorker, evalConcurrency } from './evals/worker.ts';
 import { openEventStore } from './eventstore/open.ts';
 import { FsBlobStore } from './files/blob-store.ts';
 import { FilesService, maxFileBytes } from './files/service.ts';
@@ -76,6 +78,7 @@ export interface RuntimeOptions {
     jobs?: number;
     webhooks?: number;
     batches?: number;
+    evals?: number;
   };
 }
 
@@ -261,6 +264,29 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     busy: () => serving(),
   });
   shadowWorker.start();
+  let evalWorker: EvalWorker | undefined;
+  const evals = new EvalService({
+    store,
+    sql: database.pool,
+    chat,
+    clock,
+    nudge: () => evalWorker?.nudge(),
+  });
+  evalWorker = new EvalWorker({
+    pool: database.pool,
+    store,
+    chat,
+    spending,
+    bodies: requestBodies,
+    log: replayLog,
+    commands: evals.commands,
+    clock,
+    report: options.log,
+    intervalMs: options.workerIntervalsMs?.evals ?? 1000,
+    concurrency: evalConcurrency(config.env),
+    describeError,
+  });
+  evalWorker.start();
   const app = await buildApp({
     webhooks,
     chat: { ...chat, cache },
@@ -270,6 +296,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     files,
     batches,
     replays,
+    evals,
     pool: database.pool,
     live,
     accounts,
@@ -309,6 +336,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       await workers.stop();
       await batchWorker.stop();
       await shadowWorker.stop();
+      await evalWorker.stop();
       await webhookWorker.stop();
       await jobWorker.stop();
       await limiter.close();

@@ -53,6 +53,7 @@ const LAYERS: { name: string; units: string[] }[] = [
       'src/requests',
       'src/replays',
       'src/responses',
+      'src/evals',
     ],
   },
   { name: 'http', units: ['src/http'] },

@@ -109,6 +109,48 @@ export function noticeOf(event: GatewayEvent): Notice | undefined {
           sub_account_id: event.data.subAccountId,
         },
       };
+    case 'EvalCompleted': {
+      const d = event.data;
+      return {
+        accountId: d.accountId,
+        type: 'eval.completed',
+        data: {
+          account_id: d.accountId,
+          eval_id: d.evalId,
+          name: d.name,
+          metric: d.metric,
+          run: d.run,
+          winner_model: d.winnerModel,
+          tie: d.tie,
+          tied_models: d.tiedModels,
+          reason: d.reason,
+          cost_cents: cents(d.costNanos),
+          results: d.candidates.map((c) => ({
+            model: c.model,
+            n: c.n,
+            errors: c.errors,
+            mean_score: c.meanScore,
+            cost_cents: cents(c.costNanos),
+            latency_p50_ms: c.latencyP50Ms,
+          })),
+        },
+      };
+    }
+    case 'EvalFailed': {
+      const d = event.data;
+      return {
+        accountId: d.accountId,
+        type: 'eval.failed',
+        data: {
+          account_id: d.accountId,
+          eval_id: d.evalId,
+          name: d.name,
+          run: d.run,
+          error: d.error,
+          cost_cents: cents(d.costNanos),
+        },
+      };
+    }
     default:
       return undefined;
   }
@@ -122,4 +164,6 @@ export const NOTICE_TYPES = [
   'SubAccountCreated',
   'DailyUsageSummarized',
   'WebhookSecretRotated',
+  'EvalCompleted',
+  'EvalFailed',
 ] as const;

@@ -66,6 +66,7 @@ export class CapReplay {
       case 'webhooksecret':
       case 'replay':
       case 'cache':
+      case 'eval':
         return;
       default: {
         const _exhaustive: never = sorted;

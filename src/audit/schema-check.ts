@@ -2,6 +2,7 @@ import { accountEventSchemas } from '../../events/account.ts';
 import { batchEventSchemas } from '../../events/batch.ts';
 import { budgetEventSchemas } from '../../events/budget.ts';
 import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
+import { evalEventSchemas } from '../../events/eval.ts';
 import { fileEventSchemas } from '../../events/file.ts';
 import { type GatewayEvent, parseEvent } from '../../events/index.ts';
 import { jobEventSchemas } from '../../events/job.ts';
@@ -21,6 +22,7 @@ const CATEGORY_OF_TYPE = new Map<string, string>([
   ...Object.keys(webhookDeliveryEventSchemas).map((t) => [t, 'webhook'] as const),
   ...Object.keys(webhookSecretEventSchemas).map((t) => [t, 'webhooksecret'] as const),
   ...Object.keys(replayEventSchemas).map((t) => [t, 'replay'] as const),
+  ...Object.keys(evalEventSchemas).map((t) => [t, 'eval'] as const),
 ]);
 
 /**
@@ -90,6 +92,10 @@ export class SchemaCheck {
       case 'replay': {
         const replayId = (event.data as { replayId: string }).replayId;
         return replayId === id ? undefined : `names replay ${replayId} inside the stream of ${id}`;
+      }
+      case 'eval': {
+        const evalId = (event.data as { evalId: string }).evalId;
+        return evalId === id ? undefined : `names eval ${evalId} inside the stream of ${id}`;
       }
       default:
         return undefined;

@@ -17,7 +17,7 @@ function dataAccountId(data: unknown): string | undefined {
 }
 
 /** Streams whose first event names the account (`JobQueued`, `FileUploaded`, `BatchCreated`) and later ones may not. */
-const OWNED_FROM_FIRST_EVENT = new Set(['job', 'file', 'batch', 'replay']);
+const OWNED_FROM_FIRST_EVENT = new Set(['job', 'file', 'batch', 'replay', 'eval']);
 
 /**
  * The account an event belongs to: named by its stream for account and budget streams; a sub-account's stream
@@ -40,6 +40,7 @@ export function accountOf(stored: Pick<StoredEvent, 'stream' | 'data'>): string 
     case 'file':
     case 'batch':
     case 'replay':
+    case 'eval':
       return dataAccountId(stored.data);
     default:
       return undefined;

@@ -7,12 +7,14 @@ import type { BatchService } from '../batches/service.ts';
 import type { RequestBodies } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { ChatDeps } from '../chat/complete.ts';
+import type { EvalService } from '../evals/service.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { MediaUrls } from '../media/signed-urls.ts';
 import type { ReplayService } from '../replays/service.ts';
 import type { Webhooks } from '../webhooks/service.ts';
+import { evalAliasHook } from './eval-alias.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { requestLogHooks } from './request-log.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
@@ -27,6 +29,7 @@ import { chatRoutes } from './routes/v1/chat.ts';
 import { classificationsRoutes } from './routes/v1/classifications.ts';
 import { detectionsRoutes } from './routes/v1/detections.ts';
 import { embeddingsRoutes } from './routes/v1/embeddings.ts';
+import { evalsRoutes } from './routes/v1/evals.ts';
 import { filesRoutes } from './routes/v1/files.ts';
 import { healthRoutes } from './routes/v1/health.ts';
 import { imagesRoutes } from './routes/v1/images.ts';
@@ -67,6 +70,8 @@ export interface RouteDeps {
   webhooks: Webhooks;
   /** Replays of logged requests and live shadows. */
   replays: ReplayService;
+  /** Evals of candidate models, and the `eval:<id>` alias for their winners. */
+  evals: EvalService;
   /** Where the request log keeps bodies (or only hashes them). */
   requestBodies: RequestBodies;
 }
@@ -79,6 +84,8 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       v1.addHook('onRequest', rateLimitHook(deps.limiter, deps.live));
       v1.addHook('onRequest', requireMainKey);
       requestLogHooks(v1, deps.requestBodies, deps.spending);
+      // After the request log's hook, which keeps the body the client sent.
+      v1.addHook('preHandler', evalAliasHook(deps.evals));
       await v1.register(balanceRoutes(deps.pool, deps.live));
       await v1.register(chatRoutes(deps.chat, deps.live));
       await v1.register(messagesRoutes(deps.chat, deps.live));
@@ -112,6 +119,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(filesRoutes(deps.files));
       await v1.register(batchesRoutes(deps.batches, deps.live));
       await v1.register(replaysRoutes(deps.replays, deps.live));
+      await v1.register(evalsRoutes(deps.evals));
       await v1.register(cacheRoutes(deps.chat.cache));
       await v1.register(webhookSecretRoutes(deps.webhooks.secrets));
     },

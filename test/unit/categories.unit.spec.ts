@@ -5,6 +5,7 @@ import { budgetStream } from '../../events/budget.ts';
 import { cacheStream } from '../../events/cache.ts';
 import { categorize, type EventCategory } from '../../events/categories.ts';
 import { streamCategory } from '../../events/envelope.ts';
+import { evalStream } from '../../events/eval.ts';
 import { fileStream } from '../../events/file.ts';
 import { eventSchemas, type GatewayEvent } from '../../events/index.ts';
 import { jobStream } from '../../events/job.ts';
@@ -25,6 +26,7 @@ describe('event categories', () => {
       webhooksecret: webhookSecretStream('k'),
       replay: replayStream('r'),
       cache: cacheStream('a'),
+      eval: evalStream('e'),
     };
     for (const [category, stream] of Object.entries(streams)) expect(streamCategory(stream)).toBe(category);
     for (const type of Object.keys(eventSchemas)) {

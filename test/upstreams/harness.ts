@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RecordedRequest, Script, Upstream } from './types.ts';
+import type { ModelBehaviour, RecordedRequest, Script, Upstream } from './types.ts';
 
 /** A whole reply: a JSON (or raw text) body, or a body written chunk by chunk. */
 export type Reply =
@@ -12,6 +12,8 @@ export interface Incoming extends RecordedRequest {
   seq: number;
   /** Set when the body was not valid JSON. */
   invalidJson: boolean;
+  /** The behaviour set for the body's model, if any. */
+  behaviour?: ModelBehaviour;
 }
 
 export interface Provider {
@@ -25,6 +27,7 @@ export interface Provider {
 export async function startUpstream(provider: Provider): Promise<Upstream> {
   const requests: RecordedRequest[] = [];
   const queue: Script[] = [];
+  const behaviours = new Map<string, ModelBehaviour>();
   let seq = 0;
   const timers = new Set<NodeJS.Timeout>();
   const sleep = (ms: number) =>
@@ -47,6 +50,12 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     const { seq: _seq, invalidJson: _invalid, ...recorded } = incoming;
     requests.push(recorded);
     const script = queue.shift() ?? { kind: 'ok' };
+    const model = (incoming.body as { model?: unknown } | undefined)?.model;
+    const behaviour = typeof model === 'string' ? behaviours.get(model) : undefined;
+    if (behaviour) {
+      incoming.behaviour = behaviour;
+      if (behaviour.delayMs) await sleep(behaviour.delayMs);
+    }
     switch (script.kind) {
       case 'hang':
         return; // close() destroys the socket; until then the client waits.
@@ -108,6 +117,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     url: `http://127.0.0.1:${port}`,
     requests,
     script: (next) => void queue.push(next),
+    behave: (model, behaviour) => void behaviours.set(model, behaviour),
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();

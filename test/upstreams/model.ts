@@ -39,6 +39,8 @@ export interface Ask {
   schema?: unknown;
   toolName: string | undefined;
   reasoning: boolean;
+  /** The model's own reply to the last user text, instead of the echo. */
+  reply?: (lastUserText: string) => string;
 }
 
 export interface Answer {
@@ -95,8 +97,9 @@ export function answer(ask: Ask): Answer {
     return { ...base, text: undefined, toolCall, finish: 'tool', completionTokens: 1 + words(argsJson) };
   }
 
-  const full =
-    ask.schema !== undefined
+  const full = ask.reply
+    ? ask.reply(conversation.lastUserText)
+    : ask.schema !== undefined
       ? JSON.stringify(sampleOf(ask.schema))
       : ask.json
         ? JSON.stringify({ echo: conversation.lastUserText })

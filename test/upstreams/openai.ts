@@ -60,6 +60,7 @@ function handle(request: Incoming): Reply {
     schema: structuredSchema(body.response_format),
     toolName: body.tool_choice === 'none' ? undefined : firstToolName(body.tools),
     reasoning: reasoningModel(body.model),
+    reply: request.behaviour?.reply,
   });
   const meta = { id: `chatcmpl-sim${seq}`, created: Math.floor(Date.now() / 1000), model: body.model };
   if (body.stream === true) {

@@ -4,7 +4,15 @@ export interface Upstream {
   requests: RecordedRequest[];
   /** Queues a behaviour for one future request; requests take them in order, 'ok' once the queue is empty. */
   script(next: Script): void;
+  /** How one upstream model answers from now on, by the model name the provider sees (`gpt-4o`); chat simulators only. */
+  behave?(model: string, behaviour: ModelBehaviour): void;
   close(): Promise<void>;
+}
+
+/** One model's own ways: a delay before it answers, and (OpenAI's format) its own reply to the last user text. */
+export interface ModelBehaviour {
+  delayMs?: number;
+  reply?: (lastUserText: string) => string;
 }
 
 export interface RecordedRequest {

@@ -1,0 +1,31 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { CreateEvalRequest } from '../../../evals/request.ts';
+import type { EvalService } from '../../../evals/service.ts';
+
+const Id = z.object({ id: z.string().min(1).max(200) });
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  after: z.string().min(1).optional(),
+});
+
+/** Evals of candidate models over a dataset, and their winners ([evals.md](docs/evals.md)). */
+export const evalsRoutes =
+  (evals: EvalService): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.post('/evals', { schema: { body: CreateEvalRequest } }, (request) =>
+      evals.create(request.auth, request.id, request.headers['x-gw-tag'], request.body),
+    );
+    app.get('/evals', { schema: { querystring: ListQuery } }, (request) =>
+      evals.list(request.auth, request.query),
+    );
+    app.get('/evals/:id', { schema: { params: Id } }, (request) =>
+      evals.get(request.auth, request.params.id),
+    );
+    app.post('/evals/:id/cancel', { schema: { params: Id } }, (request) =>
+      evals.cancel(request.auth, request.params.id, request.id),
+    );
+    app.post('/evals/:id/rerun', { schema: { params: Id } }, (request) =>
+      evals.rerun(request.auth, request.params.id, request.id),
+    );
+  };
