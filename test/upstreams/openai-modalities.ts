@@ -8,12 +8,13 @@ import {
   tokens,
   vector,
 } from './modality-model.ts';
+import { meaningVector } from './meaning-embedding.ts';
 import { isObj } from './model.ts';
 import type { Upstream } from './types.ts';
 
 /**
  * OpenAI's embeddings and moderations endpoints (`POST /v1/embeddings`, `POST /v1/moderations`), answered from
- * modality-model.ts. The gateway's base URL is `${url}/v1`, as OPENAI_BASE_URL is. Chat lives in openai.ts.
+ * modality-model.ts (`text-embedding-3-large` from meaning-embedding.ts). The gateway's base URL is `${url}/v1`, as OPENAI_BASE_URL is. Chat lives in openai.ts.
  */
 export function startOpenAiModalitiesUpstream(): Promise<Upstream> {
   return startUpstream({ handle, errorReply, rateLimited });
@@ -78,7 +79,9 @@ function embeddings(body: Record<string, unknown>, inputs: string[]): Reply {
     body: {
       object: 'list',
       data: inputs.map((text, index) => {
-        const values = vector(text, dimensions);
+        // text-embedding-3-large is the simulators' meaning model (meaning-embedding.ts); the others hash the text.
+        const values =
+          model === 'text-embedding-3-large' ? meaningVector(text, dimensions) : vector(text, dimensions);
         return {
           object: 'embedding',
           index,
