@@ -1,4 +1,5 @@
 import { type Incoming, type Reply, startUpstream } from './harness.ts';
+import { meaningVector } from './meaning-embedding.ts';
 import {
   CLEAN_SCORE,
   FLAGGED_SCORE,
@@ -8,7 +9,6 @@ import {
   tokens,
   vector,
 } from './modality-model.ts';
-import { meaningVector } from './meaning-embedding.ts';
 import { isObj } from './model.ts';
 import type { Upstream } from './types.ts';
 
