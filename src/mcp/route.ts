@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import {
   type AuthInfo,
   createMcpHandler,
-  hostHeaderValidationResponse,
   localhostAllowedHostnames,
-  originValidationResponse,
+  validateHostHeader,
+  validateOriginHeader,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { LiveAccounts } from '../accounts/live-state.ts';
@@ -61,13 +61,18 @@ export function mcpRoutes(deps: McpRouteDeps) {
     app.route({
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',
-      handler: async (request, reply) => {
-        const web = webRequest(request);
+      // Before the body is read: a foreign Host or Origin, or a request without a valid key, costs no upload.
+      onRequest: async (request, reply) => {
         const hosts = deps.allowedHosts();
-        const rejected = hostHeaderValidationResponse(web, hosts) ?? originValidationResponse(web, hosts);
-        if (rejected) return reply.send(rejected);
-        const holder = await authenticate(app, request, reply);
-        if (!holder) return reply;
+        const host = validateHostHeader(request.headers.host, hosts);
+        const origin = validateOriginHeader(request.headers.origin, hosts);
+        const refused = !host.ok ? host : !origin.ok ? origin : undefined;
+        if (refused) return reply.code(403).send(jsonRpcError(refused.message));
+        await authenticate(app, request, reply);
+        return reply.sent ? reply : undefined;
+      },
+      handler: async (request, reply) => {
+        const holder = request.auth;
         const caller: McpCaller = {
           holder,
           credentials: credentialsOf(request),
@@ -75,7 +80,7 @@ export function mcpRoutes(deps: McpRouteDeps) {
         };
         const authInfo: AuthInfo = { token: holder.keyId, clientId: holder.keyId, scopes: [] };
         callers.set(authInfo, caller);
-        return reply.send(await handler.fetch(web, { authInfo }));
+        return reply.send(await handler.fetch(webRequest(request), { authInfo }));
       },
     });
   };
@@ -88,7 +93,6 @@ export function mcpRoutes(deps: McpRouteDeps) {
 async function authenticate(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
   try {
     await app.requireApiKey(request, reply);
-    return request.auth;
   } catch (error) {
     if (!(error instanceof RequestRefused)) throw error;
     const given = request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined;
@@ -99,7 +103,6 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest, reply
       .code(describeError(error).status)
       .header('www-authenticate', challenge)
       .send(jsonRpcError(error.message));
-    return undefined;
   }
 }
 

@@ -439,6 +439,23 @@ describe('the MCP endpoint over plain HTTP', () => {
     expect((await post({ authorization: `Bearer ${mainKey}`, origin: gateway.url })).status).toBe(200);
   });
 
+  it('answers GET and DELETE (the 2025 session operations) 405, and a body over the limit 413, in JSON-RPC', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(`${gateway.url}/mcp`, {
+        method,
+        headers: { authorization: `Bearer ${mainKey}`, accept: 'application/json, text/event-stream' },
+      });
+      expect(response.status).toBe(405);
+      expect(await json(response)).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+    }
+    const huge = await post(
+      { authorization: `Bearer ${mainKey}` },
+      { ...initialize, pad: 'x'.repeat(11 * 1024 * 1024) },
+    );
+    expect(huge.status).toBe(413);
+    expect(await json(huge)).toMatchObject({ jsonrpc: '2.0', error: { message: expect.any(String) } });
+  });
+
   it('answers a body that is not JSON-RPC in JSON-RPC', async () => {
     const response = await fetch(`${gateway.url}/mcp`, {
       method: 'POST',
