@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ChargeCheck } from './charges.ts';
 import type { ClosedLoopResult, OpenLoopResult, Percentiles } from './load.ts';
 import type { MemoryPeaks } from './procs.ts';
+import type { RouterMicro, RoutingStep } from './routing.ts';
 import { ROOT } from './targets.ts';
 
 export interface TargetResult {
@@ -28,6 +29,8 @@ export interface TargetResult {
   servicesMemory?: MemoryPeaks;
   charges?: ChargeCheck;
   seconds: number;
+  /** The same request with `model: "auto"` and a named model (bench/routing.ts). */
+  routing?: RoutingStep;
 }
 
 export interface BenchResult {
@@ -38,6 +41,8 @@ export interface BenchResult {
   source: string;
   settings: Record<string, unknown>;
   body: unknown;
+  /** The router's own cost, in process. */
+  router?: RouterMicro;
   targets: TargetResult[];
   failures: Record<string, string>;
 }

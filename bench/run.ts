@@ -16,6 +16,7 @@ import {
 } from './load.ts';
 import { cleanupAll, type MemoryPeaks, MemorySampler } from './procs.ts';
 import { type BenchResult, printReport, type TargetResult, writeResult } from './report.ts';
+import { routerMicro, routingStep } from './routing.ts';
 import { ALL_TARGETS, ROOT, type RunningTarget, startSimulator, type TargetSpec } from './targets.ts';
 
 function num(name: string, fallback: number): number {
@@ -54,6 +55,8 @@ export const settings = {
   upstreamLatencyMs: num('BENCH_UPSTREAM_LATENCY_MS', 0),
   streamChunkMs: num('BENCH_STREAM_CHUNK_MS', 0),
   chargeWaitSeconds: num('BENCH_CHARGE_WAIT_SECONDS', 120),
+  /** Each half of the routing step (model auto, then a named model, twice), on gateway targets; 0 skips it. */
+  routingSeconds: num('BENCH_ROUTING_SECONDS', 2),
   /** Gateway accounts the requests are spread over, one key each (read in targets.ts). */
   accounts: num('BENCH_ACCOUNTS', 1),
   targets: (process.env.BENCH_TARGETS ?? ALL_TARGETS.map((t) => t.id).join(','))
@@ -75,7 +78,7 @@ async function measure(
   spec: TargetSpec,
   target: RunningTarget,
   ledger: Ledger,
-): Promise<Pick<TargetResult, 'id' | 'label' | 'saturation' | 'open' | 'stream'>> {
+): Promise<Pick<TargetResult, 'id' | 'label' | 'saturation' | 'open' | 'stream' | 'routing'>> {
   const tag = `[${spec.id}]`;
   const endpoint: Endpoint = target.endpoint;
   // Refuse to measure a target that does not answer (a misconfiguration would otherwise look like a number).
@@ -156,7 +159,18 @@ async function measure(
     );
     await sleep(settings.pauseSeconds);
   }
-  return { id: spec.id, label: spec.label, saturation, open, stream };
+  const routing =
+    spec.id.startsWith('gateway') && settings.routingSeconds > 0
+      ? await routingStep(endpoint, ledger, settings.routingSeconds)
+      : undefined;
+  if (routing) {
+    log(
+      `${tag} routing, one request at a time, alternated: named model p50 ${ms(routing.named?.p50)} p90 ` +
+        `${ms(routing.named?.p90)} ms; auto p50 ${ms(routing.auto?.p50)} p90 ${ms(routing.auto?.p90)} ms` +
+        `${routing.errors ? ` (${routing.errors} errors)` : ''}`,
+    );
+  }
+  return { id: spec.id, label: spec.label, saturation, open, stream, ...(routing && { routing }) };
 }
 
 async function main(): Promise<void> {
@@ -169,6 +183,12 @@ async function main(): Promise<void> {
     return spec;
   });
   log(`bench ${runId}: targets ${specs.map((s) => s.id).join(', ')}`);
+  const router = await routerMicro();
+  log(
+    `router, in process: complexity ${router.complexityShortUs} µs (short prompt) / ${router.complexityLongUs} µs ` +
+      `(16,000 characters); decision among ${router.candidates} candidates ${router.decisionUs} µs, ` +
+      `with the prompt counted ${router.countAndDecisionUs} µs`,
+  );
   const sampler = new MemorySampler(100);
   const simulator = await startSimulator({
     latencyMs: settings.upstreamLatencyMs,
@@ -253,6 +273,7 @@ async function main(): Promise<void> {
     source: sourceVersion(),
     settings,
     body: JSON.parse(JSON_BODY.toString()),
+    router,
     targets: results,
     failures,
   };

@@ -12,6 +12,7 @@ import { countInputTokens } from '../../src/chat/service.ts';
 import { priceCharge } from '../../src/contracts/money.ts';
 import { usdText } from '../../src/pipeline/headers.ts';
 import { EXPECTED_OUTPUT_TOKENS } from '../../src/routing/router.ts';
+import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
 import { startAnthropicUpstream } from '../upstreams/anthropic.ts';
@@ -470,7 +471,24 @@ describe('the automatic router, through the openai SDK against three simulated p
       [accountId],
     );
     expect(rows.map((r) => r.data.routing)).toContainEqual({ allowed: ['anthropic/*'], excluded: [] });
-    await gateway.admin(`/accounts/${accountId}/routing`, { allowed: null, excluded: [] });
+    // The CLI says the same through the admin API: here, everything but Anthropic's models.
+    const cli = await runCli(
+      ['accounts', 'routing', '--account', accountId, '--exclude', 'anthropic/*'],
+      gateway.env,
+    );
+    expect(cli.code).toBe(0);
+    expect(cli.json).toEqual({
+      account_id: accountId,
+      routing: { allowed: null, excluded: ['anthropic/*'] },
+    });
+    const excluded = await eventually(
+      () => preview(ask('who are you'), 'cost'),
+      (d) => !d.candidates.some((c: Json) => c.model.startsWith('anthropic/')),
+      3000,
+    );
+    expect(excluded.candidates_count).toBe(ROUTABLE.length - 2);
+    const lifted = await runCli(['accounts', 'routing', '--account', accountId], gateway.env);
+    expect(lifted.code).toBe(0);
     await eventually(
       () => preview(ask('who are you'), 'cost'),
       (d) => d.candidates_count === ROUTABLE.length,

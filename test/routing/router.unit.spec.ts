@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { buildCatalog } from '../../src/catalog/index.ts';
+import { usdText } from '../../src/pipeline/headers.ts';
+import { ProviderHealth } from '../../src/providers/health.ts';
+import { estimateComplexity } from '../../src/routing/complexity.ts';
+import { Conversations, conversationKey, STAY_MS } from '../../src/routing/conversations.ts';
+import { matcher, restrictionFilter } from '../../src/routing/patterns.ts';
+import type { QualitySource } from '../../src/routing/quality.ts';
+import { type RouteAsk, Router } from '../../src/routing/router.ts';
+import { parseStrategy, routedModel } from '../../src/routing/strategy.ts';
+
+const ask = (extra: Partial<RouteAsk> = {}): RouteAsk => ({
+  accountId: 'acct_1',
+  requested: 'auto',
+  strategy: 'quality',
+  inputTokens: 20,
+  choices: 1,
+  tools: false,
+  images: false,
+  json: false,
+  reasoning: false,
+  stream: false,
+  sampling: false,
+  complexity: { lastUserText: 'hi', messages: 1 },
+  ...extra,
+});
+
+describe('the router’s parts', () => {
+  it('reads x-routing and the routed model ids', () => {
+    expect(parseStrategy(undefined)).toBe('auto');
+    expect(parseStrategy(' Cost ')).toBe('cost');
+    expect(() => parseStrategy('cheap')).toThrow("'x-routing': one of cost, speed, quality, auto");
+    expect(routedModel(undefined)).toBe('auto');
+    expect(routedModel('auto/text')).toBe('auto/text');
+    expect(routedModel('openai/gpt-4o')).toBeUndefined();
+  });
+
+  it('matches wildcard patterns, allowed minus excluded', () => {
+    expect(matcher(['openai/*'])('openai/gpt-4o')).toBe(true);
+    expect(matcher(['openai/*'])('anthropic/claude')).toBe(false);
+    expect(matcher(['*-mini'])('openai/gpt-4o-mini')).toBe(true);
+    expect(matcher(['openai/gpt-4.1'])('openai/gpt-4o1')).toBe(false);
+    const allows = restrictionFilter({ allowed: ['openai/*'], excluded: ['*mini*'] });
+    expect(allows('openai/gpt-4.1')).toBe(true);
+    expect(allows('openai/gpt-4.1-mini')).toBe(false);
+    expect(restrictionFilter({ allowed: null, excluded: [] })('x/y')).toBe(true);
+  });
+
+  it('estimates complexity from length, code, mathematics, steps and depth', () => {
+    expect(estimateComplexity({ lastUserText: 'hello', messages: 1 })).toBe(0);
+    const code = estimateComplexity({ lastUserText: '```\nconst x = 1;\n```', messages: 1 });
+    const both = estimateComplexity({
+      lastUserText: 'Explain step by step: ```\nconst x = 1;\n``` and prove 2 + 2 = 4',
+      messages: 9,
+      reasoningEffort: 'high',
+    });
+    expect(code).toBeGreaterThan(0.2);
+    expect(both).toBeGreaterThan(0.9);
+    expect(both).toBeLessThanOrEqual(1);
+  });
+
+  it('writes dollars exactly, with the sign', () => {
+    expect(usdText(0n)).toBe('0.000000000');
+    expect(usdText(1_234_567_890n)).toBe('1.234567890');
+    expect(usdText(-5n)).toBe('-0.000000005');
+  });
+
+  it('knows a conversation by its account, system prompt and first user message, for 30 minutes', () => {
+    const a = conversationKey('acct', [
+      { role: 'system', content: 's' },
+      { role: 'user', content: 'first' },
+    ]);
+    const later = conversationKey('acct', [
+      { role: 'system', content: 's' },
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'reply' },
+      { role: 'user', content: 'second' },
+    ]);
+    expect(later).toBe(a);
+    expect(
+      conversationKey('other', [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'first' },
+      ]),
+    ).not.toBe(a);
+    let now = 0;
+    const memory = new Conversations(() => now);
+    memory.remember(a as string, 'm');
+    now = STAY_MS;
+    expect(memory.modelOf(a as string)).toBe('m');
+    now = STAY_MS * 2 + 1;
+    expect(memory.modelOf(a as string)).toBeUndefined();
+  });
+});
+
+describe('the router over the catalog', () => {
+  const catalog = buildCatalog();
+  const env = { OPENAI_API_KEY: 'k' };
+  // Scores of one scale from another source (an account's evals) decide the order among the models they rank.
+  const evals: QualitySource = {
+    forAccount: (accountId) =>
+      accountId === 'acct_eval'
+        ? {
+            scores: new Map([
+              ['openai/gpt-4o-mini', 0.9],
+              ['openai/gpt-4.1', 0.5],
+            ]),
+            source: 'eval:ev_1',
+          }
+        : {
+            scores: new Map([
+              ['openai/gpt-4o-mini', 1],
+              ['openai/gpt-4.1', 2],
+            ]),
+            source: 'prior',
+          },
+  };
+  const router = new Router({ catalog, env, health: new ProviderHealth(), quality: evals });
+
+  it('takes its quality figures from the quality source, per account', async () => {
+    const prior = await router.route(ask());
+    expect(prior.chosen.model.id).toBe('openai/gpt-4.1');
+    expect(prior.qualitySource).toBe('prior');
+    const evaluated = await router.route(ask({ accountId: 'acct_eval' }));
+    expect(evaluated.chosen.model.id).toBe('openai/gpt-4o-mini');
+    expect(evaluated.qualitySource).toBe('eval:ev_1');
+    expect(evaluated.candidates.map((c) => c.model.id).sort()).toEqual([
+      'openai/gpt-4.1',
+      'openai/gpt-4o-mini',
+    ]);
+  });
+
+  it('uses the local models only when no real provider is configured', async () => {
+    const demo = new Router({ catalog, env: {}, health: new ProviderHealth() });
+    const decision = await demo.route(ask());
+    expect(decision.candidates.map((c) => c.model.id).sort()).toEqual(['local/echo', 'local/echo-pro']);
+    const real = new Router({ catalog, env, health: new ProviderHealth() });
+    const routed = await real.route(ask());
+    expect(routed.candidates.some((c) => c.model.provider === 'local')).toBe(false);
+  });
+
+  it('refuses a baseline every fitting model costs more than, naming it', async () => {
+    await expect(router.route(ask({ baselineModel: 'google/gemini-2.0-flash-lite' }))).rejects.toThrow(
+      /^'baseline_model': no fitting model costs at most google\/gemini-2.0-flash-lite for this request/,
+    );
+  });
+});
