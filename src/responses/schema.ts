@@ -136,5 +136,22 @@ export const ResponsesRequest = z
 
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
 
-/** The legacy completions request: only what is needed to answer it (it is refused). */
-export const CompletionsRequest = z.object({ model: z.string().optional() }).loose();
+/**
+ * The legacy completions request, served by instruct-era models only. One prompt per request (a list of one
+ * text is taken; token-id prompts are not); other fields go to the provider as they came.
+ */
+export const CompletionsRequest = z
+  .object({
+    model: z.string().min(1),
+    prompt: z.union([z.string(), z.array(z.string()).length(1, 'one prompt per request')]),
+    max_tokens: z.number().int().positive().optional(),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    n: z.number().int().min(1).nullish(),
+    best_of: z.number().int().min(1).nullish(),
+  })
+  .loose();
+
+export type CompletionsRequest = z.infer<typeof CompletionsRequest>;

@@ -448,12 +448,74 @@ describe('refusals', () => {
       poor.responses.create({ model: 'openai/gpt-4o-mini', input: 'hello', stream: true }),
     ).rejects.toMatchObject({ status: 402 });
   });
+});
 
-  it('answers the legacy /v1/completions with a 400 pointing to chat completions', async () => {
+describe('POST /v1/completions (legacy)', () => {
+  const instruct = 'openai/gpt-3.5-turbo-instruct';
+
+  it('serves an instruct-era model natively, charged as the chat completion of the prompt', async () => {
+    const { data, response } = await client.completions
+      .create({ model: instruct, prompt: 'Once upon a time', max_tokens: 20 })
+      .withResponse();
+    expect(data).toMatchObject({
+      object: 'text_completion',
+      model: instruct,
+      choices: [{ index: 0, text: 'echo: Once upon a time', finish_reason: 'stop' }],
+      usage: { prompt_tokens: 4 + 3, completion_tokens: 5, total_tokens: 12 },
+    });
+    expect(response.headers.get('x-model')).toBe(instruct);
+    const chat = await client.chat.completions
+      .create({ model: instruct, messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 20 })
+      .withResponse();
+    const [legacy, asChat] = await Promise.all([
+      logged(response.headers.get('x-request-id')),
+      logged(chat.response.headers.get('x-request-id')),
+    ]);
+    expect(legacy.endpoint).toBe('/v1/completions');
+    expect(BigInt(legacy.cost_nanos)).toBeGreaterThan(0n);
+    expect(legacy.cost_nanos).toBe(asChat.cost_nanos);
+  });
+
+  it('stops at OpenAI’s default of 16 tokens when max_tokens is not given', async () => {
+    const prompt = Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ');
+    const data = await client.completions.create({ model: instruct, prompt });
+    expect(data.choices[0]?.finish_reason).toBe('length');
+    expect(data.usage?.completion_tokens).toBe(16);
+  });
+
+  it('streams the provider’s chunks, with the usage and its cost when asked, and logs the text', async () => {
+    const { data: stream, response } = await client.completions
+      .create({ model: instruct, prompt: 'a b c', stream: true, stream_options: { include_usage: true } })
+      .withResponse();
+    let text = '';
+    let usage: (OpenAI.CompletionUsage & { cost_cents?: number }) | undefined;
+    for await (const chunk of stream) {
+      expect(chunk.model).toBe(instruct);
+      text += chunk.choices[0]?.text ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe('echo: a b c');
+    expect(usage).toMatchObject({ prompt_tokens: 6, completion_tokens: 4 });
+    expect(usage?.cost_cents).toBeGreaterThan(0);
+    const record = await logged(response.headers.get('x-request-id'));
+    expect(record.stream).toBe(true);
+    expect(record.response_body.choices[0].text).toBe('echo: a b c');
+  });
+
+  it('refuses a chat model with a 400 saying to use chat completions, and an unknown model with a 404', async () => {
     const error = await client.completions
       .create({ model: 'openai/gpt-4o-mini', prompt: 'Once upon a time' })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as Error).message).toContain('/v1/chat/completions');
+    expect((error as Error).message).toMatch(
+      /^400 'model': openai\/gpt-4o-mini does not serve the legacy completions API/,
+    );
+    expect((error as Error).message).toContain('POST /v1/chat/completions');
+    await expect(client.completions.create({ model: 'nope/model', prompt: 'x' })).rejects.toMatchObject({
+      status: 404,
+    });
+    await expect(client.completions.create({ model: instruct, prompt: 'x', n: 2 })).rejects.toMatchObject({
+      status: 400,
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { type Incoming, type Reply, sse, startUpstream } from './harness.ts';
 import { structuredSchema } from './json-schema-sample.ts';
+import { legacyCompletion } from './openai-legacy.ts';
 import {
   type Answer,
   answer,
@@ -27,6 +28,7 @@ const models = ['gpt-4o', 'gpt-4o-mini', 'o3', 'gpt-5'];
 function handle(request: Incoming): Reply {
   const { method, path, seq } = request;
   const route = `${method} ${path}`;
+  if (route === 'POST /v1/completions') return legacyCompletion(request, headers(seq));
   if (route !== 'POST /v1/chat/completions' && route !== 'GET /v1/models') {
     return error(404, seq, { message: `Invalid URL (${route})` });
   }

@@ -6,7 +6,14 @@ import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
 import { tokensOnly } from '../../../chat/pricing.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
+import { nanosToCents } from '../../../contracts/money.ts';
 import type { BlobStore } from '../../../files/blob-store.ts';
+import {
+  checkTextCompletion,
+  completeText,
+  streamText,
+  type TextItem,
+} from '../../../responses/completions.ts';
 import { inResponsesTerms, toChatRequest } from '../../../responses/request.ts';
 import { finishedResponse, turnOf } from '../../../responses/response.ts';
 import { CompletionsRequest, ResponsesRequest } from '../../../responses/schema.ts';
@@ -123,16 +130,60 @@ export const responsesRoutes =
       return { id: request.params.id, object: 'response', deleted: true };
     });
 
-    // The legacy text-completion format continues a raw prompt; served over chat models it would not mean what
-    // it says, so it is refused with the way forward.
-    app.post('/completions', { schema: { body: CompletionsRequest } }, async () => {
-      throw new RequestRefused(
-        'invalid',
-        "'/v1/completions' (the legacy completions API) is not served: use POST /v1/chat/completions " +
-          "(prompt as messages: [{role: 'user', content: prompt}]) or POST /v1/responses (input: prompt)",
-      );
+    // The legacy format continues a raw prompt: served natively by the instruct-era models that have it, and
+    // refused for the others with the way to ask them in the chat format.
+    app.post('/completions', { schema: { body: CompletionsRequest } }, async (request, reply) => {
+      const body = request.body;
+      checkTextCompletion(deps, body);
+      const context = callContext(request, reply, live);
+      reply.header('x-cache-status', 'miss');
+      if (body.stream) {
+        const stream = await streamText(deps, context, body);
+        return relaySse(
+          reply,
+          stream,
+          textChunks(stream.model.id, body.stream_options?.include_usage === true),
+        );
+      }
+      const served = await completeText(deps, context, body);
+      servedHeaders(reply, served);
+      return served.completion;
     });
   };
+
+const data = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
+
+/**
+ * The provider's legacy chunks as they arrive, under the gateway's model id, framed as OpenAI frames them; the
+ * usage chunk only when the client asked for it, with the charge as `usage.cost_cents` (as on
+ * /chat/completions), then `[DONE]`.
+ */
+function textChunks(model: string, includeUsage: boolean): SseEncoder<TextItem> {
+  let usageChunk: Record<string, unknown> | undefined;
+  return {
+    item(item) {
+      const chunk: Record<string, unknown> & { choices: unknown[] } = { ...item.text, model };
+      if (item.usage) {
+        usageChunk = chunk;
+        if (chunk.choices.length === 0) return '';
+        delete chunk.usage;
+      }
+      return data(chunk);
+    },
+    end(outcome) {
+      const usage =
+        includeUsage && usageChunk
+          ? data({
+              ...usageChunk,
+              choices: [],
+              usage: { ...(usageChunk.usage as object), cost_cents: nanosToCents(outcome.costNanos) },
+            })
+          : '';
+      return `${usage}data: [DONE]\n\n`;
+    },
+    fail: (failure) => `${data(describeError(failure).body)}data: [DONE]\n\n`,
+  };
+}
 
 const rethrowInResponsesTerms = (error: unknown): never => {
   throw inResponsesTerms(error);
