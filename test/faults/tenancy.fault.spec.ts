@@ -6,9 +6,9 @@ import { type Answer, type FaultGateway, send, startFaultGateway } from './fault
 /**
  * Two accounts (A, B), each with a sub-account (SA, SB): four scopes, each owning one of every resource the
  * gateway has today. Every route that reads, changes or lists a resource is tried with the other scopes' keys.
- * Not built yet, so not tried: evals, cache entries; webhook deliveries have no read route.
+ * Not built yet, so not tried: cache entries; webhook deliveries have no read route.
  */
-const NOT_BUILT = ['evals', 'cache'];
+const NOT_BUILT = ['cache'];
 
 interface Scope {
   name: string;
@@ -25,6 +25,8 @@ interface Scope {
   replayId: string;
   /** A response of the Responses API, kept in the request log. */
   responseId: string;
+  /** An eval of the scope's, whose id is also a model name (`eval:<id>`). */
+  evalId: string;
   /** Main scopes only: the sub-account it manages. */
   subId?: string;
   secret?: string;
@@ -118,6 +120,15 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       call(key, 'POST', '/v1/responses', { model: 'local/echo', input: `hello from ${name}` }),
       `response for ${name}`,
     );
+    const evaluation = await ok(
+      call(key, 'POST', '/v1/evals', {
+        name: `eval of ${name}`,
+        candidate_models: ['local/echo', 'local/echo-pro'],
+        dataset: [{ input: 'hi', expected: 'echo: hi' }],
+        metric: 'quality',
+      }),
+      `eval for ${name}`,
+    );
     const job = await ok(
       call(key, 'POST', '/v1/audio/music', { prompt: `a tune for ${name}`, duration: 5 }),
       `job for ${name}`,
@@ -135,6 +146,7 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       requestId,
       replayId: replay.id as string,
       responseId: response.id as string,
+      evalId: evaluation.id as string,
     };
     scope.secret = (await ok(call(key, 'GET', '/v1/webhook-secret'), 'secret')).secret;
     if (main) {
@@ -208,6 +220,15 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         { model: 'local/echo', input: 'go on', previous_response_id: o.responseId },
       ],
       ['DELETE', `/v1/responses/${o.responseId}`, 'response delete'],
+      ['GET', `/v1/evals/${o.evalId}`, 'eval'],
+      ['POST', `/v1/evals/${o.evalId}/cancel`, 'eval cancel'],
+      ['POST', `/v1/evals/${o.evalId}/rerun`, 'eval rerun'],
+      [
+        'POST',
+        '/v1/chat/completions',
+        'eval as a model',
+        { model: `eval:${o.evalId}`, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
+      ],
       [
         'POST',
         '/v1/replays',
@@ -237,10 +258,11 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         if (by === owner) continue;
         for (const [method, path, route, body] of routes(owner)) {
           // docs/jobs.md: an account's main key sees (and may cancel) every job of the account, its sub-accounts' too;
-          // likewise its sub-accounts' logged requests, replays and responses (docs/requests.md, docs/responses.md).
-          const accountWide = ['/jobs/', '/requests/', '/replays', '/responses'].some((part) =>
-            path.includes(part),
-          );
+          // likewise its sub-accounts' logged requests, replays, responses and evals (docs/requests.md,
+          // docs/responses.md, docs/evals.md).
+          const accountWide =
+            ['/jobs/', '/requests/', '/replays', '/responses', '/evals'].some((part) => path.includes(part)) ||
+            route === 'eval as a model';
           if (accountWide && by.main && by.family === owner.family) continue;
           const real = await call(by.key, method, path, body);
           const ghostBody = body === undefined ? undefined : JSON.parse(missing(JSON.stringify(body)));
@@ -274,6 +296,7 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
           s.tag,
           s.requestId,
           s.replayId,
+          s.evalId,
           ...(s.subId && s.family !== viewer.family ? [s.subId] : []),
         ]);
     const listLeaks: string[] = [];
@@ -292,6 +315,7 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         '/v1/balance',
         '/v1/requests',
         '/v1/replays',
+        '/v1/evals',
       ];
       if (viewer.main) lists.push('/v1/sub-accounts');
       for (const list of lists) {
@@ -309,6 +333,12 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       if (!batch.status || batch.status.startsWith('cancel')) damaged.push(`${o.name} batch ${batch.status}`);
       const job = (await call(o.key, 'GET', `/v1/jobs/${o.jobId}`)).json as { status?: string };
       if (job.status !== 'completed') damaged.push(`${o.name} job ${job.status}`);
+      const evaluation = (await call(o.key, 'GET', `/v1/evals/${o.evalId}`)).json as {
+        status?: string;
+        run?: number;
+      };
+      if (evaluation.status === 'cancelled' || evaluation.run !== 1)
+        damaged.push(`${o.name} eval ${evaluation.status} run ${evaluation.run}`);
       if (o.subId) {
         const sub = (await call(o.key, 'GET', `/v1/sub-accounts/${o.subId}`)).json as { name?: string };
         if (sub.name !== `sub of ${o.family}`) damaged.push(`${o.name} sub-account ${JSON.stringify(sub)}`);
