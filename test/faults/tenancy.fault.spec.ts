@@ -261,8 +261,9 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
           // likewise its sub-accounts' logged requests, replays, responses and evals (docs/requests.md,
           // docs/responses.md, docs/evals.md).
           const accountWide =
-            ['/jobs/', '/requests/', '/replays', '/responses', '/evals'].some((part) => path.includes(part)) ||
-            route === 'eval as a model';
+            ['/jobs/', '/requests/', '/replays', '/responses', '/evals'].some((part) =>
+              path.includes(part),
+            ) || route === 'eval as a model';
           if (accountWide && by.main && by.family === owner.family) continue;
           const real = await call(by.key, method, path, body);
           const ghostBody = body === undefined ? undefined : JSON.parse(missing(JSON.stringify(body)));
