@@ -75,7 +75,7 @@ describe('the request log: every request an event, read back through /v1/request
       tag: 'log-test',
       attempts: 1,
       fallbacks: 0,
-      cache_status: null,
+      cache_status: 'miss',
       routing: null,
       bodies_kept: true,
     });
