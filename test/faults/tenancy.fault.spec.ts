@@ -313,6 +313,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         '/v1/batches',
         '/v1/usage/by-tag',
         '/v1/usage/by-sub-account',
+        '/v1/usage/by-model',
+        '/v1/jobs',
         '/v1/balance',
         '/v1/requests',
         '/v1/replays',
