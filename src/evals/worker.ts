@@ -15,7 +15,7 @@ import type { DescribeError } from '../contracts/errors.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { withLease } from '../replays/lease.ts';
 import { outputText } from '../replays/source.ts';
-import type { RequestLogReader } from '../replays/types.ts';
+import type { LoggedSource, RequestLogReader } from '../replays/types.ts';
 import { type AskModel, type ChatMessage, grade } from './grade.ts';
 import type { TestingCriterion } from './request.ts';
 import { verdict } from './stats.ts';
@@ -50,6 +50,8 @@ const CANCEL_POLL_MS = 200;
 const NEVER = new AbortController().signal;
 /** The longest answer kept in the event; the whole one is in the request log. */
 const MAX_OUTPUT_CHARS = 2_000;
+/** Looks for a logged body this many times, 100 ms apart, before counting it lost. */
+const BODY_WAITS = 20;
 /** A grade is one number. */
 const GRADER_MAX_TOKENS = 16;
 
@@ -211,7 +213,7 @@ export class EvalWorker {
       for (const [m, model] of created.candidateModels.entries()) {
         if (state.results.has(resultKey(item, model))) continue;
         while (inFlight.size >= this.options.concurrency) await Promise.race(inFlight);
-        if (refusal !== undefined) break outer;
+        if (refusal !== undefined || stopped) break outer;
         if (await halt()) {
           stopped = true;
           break outer;
@@ -261,7 +263,7 @@ export class EvalWorker {
     let recovered = false;
     if (prior !== undefined) {
       const logged = await this.options.log.find(created.accountId, requestId);
-      const bodies = await logged?.bodies();
+      const bodies = logged && (await this.loggedAnswer(logged));
       if (!logged || !bodies?.response) {
         await this.record({
           ...base,
@@ -343,7 +345,8 @@ export class EvalWorker {
     return async (model: string, messages: ChatMessage[], requestId: string) => {
       const prior = charged.get(requestId);
       if (prior !== undefined) {
-        const bodies = await (await this.options.log.find(created.accountId, requestId))?.bodies();
+        const logged = await this.options.log.find(created.accountId, requestId);
+        const bodies = logged && (await this.loggedAnswer(logged));
         if (bodies?.response) return { text: outputText(bodies.response), costNanos: prior };
       }
       const served = await this.complete(created, requestId, {
@@ -388,6 +391,18 @@ export class EvalWorker {
           .catch((failure) => this.options.report(`logging ${requestId} failed: ${String(failure)}`));
       }
       throw error;
+    }
+  }
+
+  /**
+   * A logged call's bodies. They are written in the background after the charge, so a body the log says was kept
+   * may land a moment later; after a crash it is there or lost for good.
+   */
+  private async loggedAnswer(logged: LoggedSource): Promise<{ response: unknown } | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const bodies = await logged.bodies();
+      if (bodies?.response || attempt >= BODY_WAITS) return bodies;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 

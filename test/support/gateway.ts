@@ -27,6 +27,7 @@ export interface TestGatewayOptions {
     jobs?: number;
     batches?: number;
     webhooks?: number;
+    evals?: number;
   };
   /** Use this data directory (kept at close): a second gateway over another's blobs, after a restart. */
   dataDir?: string;
