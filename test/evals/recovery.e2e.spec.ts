@@ -13,7 +13,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import type { Json } from '../support/json.ts';
 import { startOpenAiUpstream } from '../upstreams/openai.ts';
 import type { Upstream } from '../upstreams/types.ts';
-import { api, behave, CHEAP, chargedCents, dataset, EXPENSIVE, ended, JUDGE } from './support.ts';
+import { behave, CHEAP, chargedCents, dataset, EXPENSIVE, ended, JUDGE } from './support.ts';
 
 /**
  * The window a crash can leave: a call charged (and logged) whose answer was never recorded on the eval. Made
@@ -59,7 +59,7 @@ async function runWithLostRecord(keep: boolean) {
         name: 'recovery',
         candidateModels: [EXPENSIVE, CHEAP],
         metric: 'quality',
-        dataset: dataset(5).map((d) => ({ ...d, expected: d.expected })),
+        dataset: dataset(5),
         testingCriteria: null,
         maxTokens: null,
         tag: 'eval',
