@@ -52,25 +52,52 @@ export class StreamWriter<State, Command, Event> {
   private readonly queues = new Map<string, Pending<State, Command, Event>[]>();
   private readonly busy = new Set<string>();
   private readonly known = new Map<string, Known<State>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly store: EventStore,
     private readonly decider: Decider<State, Command, Event>,
   ) {}
 
-  submit(stream: string, command: Command): Promise<Decision<State, Event>> {
+  /**
+   * Queues a command for the stream's next append. With `lazyMs`, the command starts no append of its own: it
+   * rides in the next one another command starts, or in one started after `lazyMs` if none comes (write-behind
+   * for work nobody waits on). It is still decided in order with the commands around it.
+   */
+  submit(
+    stream: string,
+    command: Command,
+    options: { lazyMs?: number } = {},
+  ): Promise<Decision<State, Event>> {
     const what = unstorableCharacter(stream);
     if (what !== undefined) return Promise.reject(new DomainError('invalid', `the id holds ${what}`));
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(stream) ?? [];
       queue.push({ command, resolve, reject });
       this.queues.set(stream, queue);
-      if (!this.busy.has(stream)) void this.turn(stream);
+      if (this.busy.has(stream)) return;
+      if (options.lazyMs === undefined) void this.turn(stream);
+      else this.later(stream, options.lazyMs);
     });
+  }
+
+  private later(stream: string, ms: number): void {
+    if (this.timers.has(stream)) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(stream);
+      if (!this.busy.has(stream)) void this.turn(stream);
+    }, ms);
+    timer.unref();
+    this.timers.set(stream, timer);
   }
 
   private async turn(stream: string): Promise<void> {
     this.busy.add(stream);
+    const timer = this.timers.get(stream);
+    if (timer) {
+      clearTimeout(timer);
+      this.timers.delete(stream);
+    }
     try {
       for (;;) {
         const batch = this.queues.get(stream) ?? [];

@@ -17,6 +17,13 @@ export const Hold = z.object({
   subAccountId: z.string().nullable(),
   tag: z.string().nullable(),
   expiresAt: z.string(),
+  /**
+   * A spend lease: headroom an instance holds for requests it admits in memory (docs/billing.md). Each admitted
+   * request is then reserved with `leaseId`, carved out of the lease rather than out of the scopes' headroom.
+   */
+  lease: z.literal(true).optional(),
+  /** The lease this hold was carved from. */
+  leaseId: z.string().optional(),
 });
 
 const Carried = z.object({
@@ -81,7 +88,8 @@ export const SpendReleased = z.object({
   month: Month,
   holdId: z.string(),
   amountNanos: Nanos,
-  reason: z.enum(['failed', 'cancelled', 'expired']),
+  /** `returned`: what a lease's instance no longer needs of it. */
+  reason: z.enum(['failed', 'cancelled', 'expired', 'returned']),
 });
 
 export const BalanceLowReached = z.object({

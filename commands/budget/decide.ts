@@ -31,6 +31,17 @@ export type BudgetCommand =
       maxNanos: bigint;
       expiresAt: string;
       limits: Limits;
+      /** Carve the hold out of this lease (of the same scopes) when it has room; else decide it as any hold. */
+      leaseId?: string;
+    }
+  | {
+      /** A spend lease: up to `wantNanos` of the scopes' headroom, at least `minNanos`, or nothing. */
+      type: 'Lease';
+      leaseId: string;
+      wantNanos: bigint;
+      minNanos: bigint;
+      expiresAt: string;
+      limits: Limits;
     }
   | {
       type: 'Settle';
@@ -54,7 +65,7 @@ export type BudgetCommand =
       request?: RequestRecord;
     }
   | { type: 'LogRequest'; request: RequestRecord }
-  | { type: 'Release'; holdId: string; reason: 'failed' | 'cancelled' }
+  | { type: 'Release'; holdId: string; reason: 'failed' | 'cancelled' | 'returned' }
   | { type: 'ExpireHolds'; now: Date };
 
 export class MonthUnavailable extends Error {
@@ -105,6 +116,18 @@ export function headrooms(state: BudgetState, limits: Limits): Headroom[] {
   return result;
 }
 
+/** What open spend leases hold within a scope: headroom their instances give back when they stop using it. */
+export function leasedIn(state: BudgetState, limits: Limits, scope: Headroom['scope']): bigint {
+  let leased = 0n;
+  for (const hold of state.holds.values()) {
+    if (!hold.lease) continue;
+    if (scope === 'sub_account' && hold.subAccountId !== limits.subAccount?.id) continue;
+    if (scope === 'tag' && hold.tag !== limits.tag?.name) continue;
+    leased += hold.amountNanos;
+  }
+  return leased;
+}
+
 /** The scope that binds tightest. */
 export function binding(state: BudgetState, limits: Limits): Headroom {
   return headrooms(state, limits).reduce((a, b) => (b.remainingNanos < a.remainingNanos ? b : a));
@@ -147,6 +170,8 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
     case 'Reserve': {
       requireOpen(state);
       if (state.holds.has(command.holdId) || state.ended.has(command.holdId)) return [];
+      const carved = carve(command, state);
+      if (carved) return [carved];
       const tightest = binding(state, command.limits);
       // A call that cannot cost anything (a free model) is held at zero whatever the caps say.
       const granted = command.maxNanos === 0n ? 0n : min(command.maxNanos, tightest.remainingNanos);
@@ -164,6 +189,31 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
             subAccountId: command.limits.subAccount?.id ?? null,
             tag: command.limits.tag?.name ?? null,
             expiresAt: command.expiresAt,
+          },
+        },
+      ];
+    }
+    case 'Lease': {
+      requireOpen(state);
+      if (state.holds.has(command.leaseId) || state.ended.has(command.leaseId)) return [];
+      // A quarter of what is left at most, so that near a cap leases shrink below what a request needs and
+      // requests fall back to holds of their own; however many instances lease, none holds the last of a cap.
+      const share = binding(state, command.limits).remainingNanos / LEASE_SHARE_OF_HEADROOM;
+      const granted = min(command.wantNanos, share);
+      if (granted < command.minNanos || granted <= 0n) return [];
+      return [
+        {
+          type: 'SpendReserved',
+          data: {
+            accountId: state.accountId,
+            month: state.month,
+            holdId: command.leaseId,
+            requestId: command.leaseId,
+            amountNanos: granted.toString(),
+            subAccountId: command.limits.subAccount?.id ?? null,
+            tag: command.limits.tag?.name ?? null,
+            expiresAt: command.expiresAt,
+            lease: true,
           },
         },
       ];
@@ -195,6 +245,37 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
       return _exhaustive;
     }
   }
+}
+
+/** Leases grant at most this fraction (1/n) of the tightest scope's headroom. */
+export const LEASE_SHARE_OF_HEADROOM = 4n;
+
+/** A hold admitted in memory under a lease: its whole amount out of the lease, which holds it for it. */
+function carve(
+  command: Extract<BudgetCommand, { type: 'Reserve' }>,
+  state: BudgetState,
+): BudgetEvent | undefined {
+  if (command.leaseId === undefined) return undefined;
+  const lease = state.holds.get(command.leaseId);
+  const sameScopes =
+    lease?.lease === true &&
+    lease.subAccountId === (command.limits.subAccount?.id ?? null) &&
+    lease.tag === (command.limits.tag?.name ?? null);
+  if (!lease || !sameScopes || lease.amountNanos < command.maxNanos) return undefined;
+  return {
+    type: 'SpendReserved',
+    data: {
+      accountId: state.accountId,
+      month: state.month,
+      holdId: command.holdId,
+      requestId: command.requestId,
+      amountNanos: command.maxNanos.toString(),
+      subAccountId: lease.subAccountId,
+      tag: lease.tag,
+      expiresAt: command.expiresAt,
+      leaseId: command.leaseId,
+    },
+  };
 }
 
 function settle(command: Extract<BudgetCommand, { type: 'Settle' }>, state: BudgetState): BudgetEvent[] {
@@ -278,7 +359,11 @@ function chargeKnown(command: Extract<BudgetCommand, { type: 'Charge' }>, state:
   return [reserved, settled, ...thresholdNotices(state, [settled], command.limits), ...logged];
 }
 
-function released(state: BudgetState, hold: Hold, reason: 'failed' | 'cancelled' | 'expired'): BudgetEvent {
+function released(
+  state: BudgetState,
+  hold: Hold,
+  reason: 'failed' | 'cancelled' | 'expired' | 'returned',
+): BudgetEvent {
   return {
     type: 'SpendReleased',
     data: {

@@ -31,12 +31,28 @@ export class BudgetLedger {
   }
 
   /** Submits a command to the account's current month, opening it first if need be. */
-  async submit(accountId: string, firstMonth: string, command: BudgetCommand): Promise<BudgetDecision> {
+  async submit(
+    accountId: string,
+    firstMonth: string,
+    command: BudgetCommand,
+    options: {
+      /** Write-behind: the command rides in the stream's next append, or in one of its own after `lazyMs`. */
+      lazyMs?: number;
+      /** Called once the command is in the stream's queue: commands submitted after it are decided after it. */
+      onQueued?: () => void;
+    } = {},
+  ): Promise<BudgetDecision> {
     let month = monthOf(this.clock());
     for (let attempt = 0; attempt < 3; attempt++) {
       await this.ensureOpen(accountId, month, firstMonth);
       try {
-        return await this.writer.submit(budgetStream(accountId, month), command);
+        const decided = this.writer.submit(
+          budgetStream(accountId, month),
+          command,
+          options.lazyMs === undefined ? {} : { lazyMs: options.lazyMs },
+        );
+        options.onQueued?.();
+        return await decided;
       } catch (error) {
         // Another instance's clock already moved the account into the next month.
         if (!(error instanceof MonthUnavailable) || error.state !== 'closed') throw error;

@@ -7,6 +7,10 @@ export interface Hold {
   subAccountId: string | null;
   tag: string | null;
   expiresAt: string;
+  /** A spend lease: headroom held for requests its instance admits in memory; carved holds draw it down. */
+  lease?: true;
+  /** The lease this hold was carved from. */
+  leaseId?: string;
 }
 
 export interface Pending {
@@ -91,6 +95,16 @@ function end(state: BudgetState, holdId: string, how: 'settled' | 'released'): v
   state.ended.set(holdId, how);
 }
 
+/** A hold carved from a lease moves its amount out of the lease: what is pending stays the same. */
+function draw(state: BudgetState, leaseId: string, amount: bigint): void {
+  const lease = state.holds.get(leaseId);
+  if (!lease) return;
+  lease.amountNanos -= amount;
+  state.pending.total -= amount;
+  add(state.pending.bySubAccount, lease.subAccountId, -amount);
+  add(state.pending.byTag, lease.tag, -amount);
+}
+
 /** A charge posted in this month against the scopes of the hold it came from. */
 function charge(
   state: BudgetState,
@@ -118,6 +132,7 @@ export function evolve(state: BudgetState, event: BudgetEvent): BudgetState {
       state.closed = true;
       return state;
     case 'SpendReserved':
+      if (event.data.leaseId !== undefined) draw(state, event.data.leaseId, BigInt(event.data.amountNanos));
       open(state, toHold(event.data));
       return state;
     case 'SpendSettled':

@@ -103,7 +103,7 @@ export async function runAudit(
     }
 
     sequencer.finish();
-    const { open, total } = holds.finish(now);
+    const { open, total, openLeases } = holds.finish(now);
     pricing.finish();
     batchLines.finish();
     const heads = sequencer.heads();
@@ -142,7 +142,11 @@ export async function runAudit(
       },
       {
         title: 'holds',
-        summary: `${total} holds: ${holds.settled} settled, ${holds.released} released, ${open} open`,
+        summary:
+          `${total} holds: ${holds.settled} settled, ${holds.released} released, ${open} open` +
+          (holds.leases > 0
+            ? `; ${holds.leases} spend leases (${openLeases} open), ${holds.carved} holds carved from them`
+            : ''),
         findings: holds.findings,
       },
       {

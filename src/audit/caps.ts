@@ -34,8 +34,9 @@ function plus(map: Map<string, bigint>, key: string, amount: bigint): void {
 }
 
 /**
- * Replays the log in order and checks, at every reservation, that posted + pending ≤ limit for each cap the
- * hold is under: the account's balance (top-ups known at that point), the sub-account's lifetime spend cap in
+ * Replays the log in order and checks, at every reservation (a spend lease is one), that posted + pending ≤ limit
+ * for each cap the hold is under (a hold carved from a lease moves money out of the lease, so the sums do not
+ * change): the account's balance (top-ups known at that point), the sub-account's lifetime spend cap in
  * force then, and the tag's budget for that month. An overrun (a provider billing beyond the hold) is
  * recorded by design and may carry a scope past its limit; it is a note, and the next reservation must still
  * fit.
@@ -205,10 +206,18 @@ export class CapReplay {
   }
 
   private reserve(stored: StoredEvent, data: Extract<GatewayEvent, { type: 'SpendReserved' }>['data']): void {
-    this.reservations += 1;
-    const at = `${where(stored)} (${stored.occurredAt.toISOString()})`;
     const book = this.book(data.accountId);
     const amount = BigInt(data.amountNanos);
+    const lease = data.leaseId === undefined ? undefined : book.holds.get(data.leaseId);
+    if (lease && amount <= lease.amount) {
+      // Carved from a lease that covers it: already counted against every cap when the lease was granted.
+      lease.amount -= amount;
+      book.holds.set(data.holdId, { amount, subAccountId: data.subAccountId, tag: data.tag });
+      return;
+    }
+    // A carve its lease does not cover (the holds check names it) is checked as a hold of its own.
+    this.reservations += 1;
+    const at = `${where(stored)} (${stored.occurredAt.toISOString()})`;
     // A free call (a $0 moderation model, say) is held at zero by design (docs/billing.md); only less is wrong.
     if (amount < 0n) this.findings.fail(`${at}: hold ${data.holdId} reserves ${usd(amount)}`);
     const heldBefore = { total: 0n, subAccount: 0n, tag: 0n };

@@ -9,22 +9,29 @@ import { Findings, where } from './findings.ts';
 export const EXPIRY_GRACE_MS = 10 * 60 * 1000;
 
 interface HoldRecord {
+  /** For a lease, what is left of it after the holds carved from it. */
   amount: bigint;
   expiresAt: string;
   status: 'open' | 'settled' | 'released';
   reservedAt: string;
+  lease?: { subAccountId: string | null; tag: string | null };
 }
 
 /**
  * Every hold ends exactly once: settled (posting at most what it held, releasing the rest) or released (all of
  * it), or it is still open and not long expired. Holds are tracked per account, not per month, because an open
  * hold is carried from one month's stream into the next.
+ *
+ * A spend lease is a hold that is never settled: holds are carved out of it (each no larger than what is left of
+ * it, of its scopes, while it is open), and it ends once, returned or expired, releasing exactly what is left.
  */
 export class HoldBook {
   readonly findings = new Findings();
   private readonly holds = new Map<string, HoldRecord>();
   settled = 0;
   released = 0;
+  leases = 0;
+  carved = 0;
 
   /** Only the budget streams hold money; events of other categories never concern this check. */
   apply(stored: StoredEvent, event: GatewayEvent): void {
@@ -40,12 +47,15 @@ export class HoldBook {
           this.findings.fail(`${where(stored)}: hold ${event.data.holdId} is reserved twice`);
           return;
         }
+        if (event.data.leaseId !== undefined) this.carve(stored, event.data);
         this.holds.set(key, {
           amount: BigInt(event.data.amountNanos),
           expiresAt: event.data.expiresAt,
           status: 'open',
           reservedAt: where(stored),
+          ...(event.data.lease && { lease: { subAccountId: event.data.subAccountId, tag: event.data.tag } }),
         });
+        if (event.data.lease) this.leases += 1;
         return;
       }
       case 'BudgetMonthOpened':
@@ -58,6 +68,7 @@ export class HoldBook {
               expiresAt: hold.expiresAt,
               status: 'open',
               reservedAt: where(stored),
+              ...(hold.lease && { lease: { subAccountId: hold.subAccountId, tag: hold.tag } }),
             });
           }
         }
@@ -90,6 +101,28 @@ export class HoldBook {
     }
   }
 
+  private carve(stored: StoredEvent, data: Extract<GatewayEvent, { type: 'SpendReserved' }>['data']): void {
+    const at = where(stored);
+    const lease = this.holds.get(`${data.accountId}/${data.leaseId}`);
+    const amount = BigInt(data.amountNanos);
+    this.carved += 1;
+    if (!lease?.lease) {
+      this.findings.fail(`${at}: hold ${data.holdId} is carved from ${data.leaseId}, which is no lease`);
+      return;
+    }
+    if (lease.status !== 'open') {
+      this.findings.fail(`${at}: hold ${data.holdId} is carved from lease ${data.leaseId}, which has ended`);
+      return;
+    }
+    if (lease.lease.subAccountId !== data.subAccountId || lease.lease.tag !== data.tag)
+      this.findings.fail(`${at}: hold ${data.holdId} has other scopes than lease ${data.leaseId}`);
+    if (amount > lease.amount)
+      this.findings.fail(
+        `${at}: hold ${data.holdId} of ${usd(amount)} is carved from lease ${data.leaseId}, which has ${usd(lease.amount)} left`,
+      );
+    lease.amount -= amount;
+  }
+
   private settle(stored: StoredEvent, data: Extract<GatewayEvent, { type: 'SpendSettled' }>['data']): void {
     const at = where(stored);
     const held = BigInt(data.heldNanos);
@@ -104,6 +137,10 @@ export class HoldBook {
     const hold = this.holds.get(`${data.accountId}/${data.holdId}`);
     if (!hold) {
       this.findings.fail(`${at}: hold ${data.holdId} is settled but was never reserved`);
+      return;
+    }
+    if (hold.lease) {
+      this.findings.fail(`${at}: lease ${data.holdId} is settled; only the holds carved from it are`);
       return;
     }
     switch (hold.status) {
@@ -149,13 +186,15 @@ export class HoldBook {
       case 'open':
         if (BigInt(data.amountNanos) !== hold.amount) {
           this.findings.fail(
-            `${at}: hold ${data.holdId} releases ${usd(BigInt(data.amountNanos))}, but ${usd(hold.amount)} was reserved`,
+            `${at}: ${hold.lease ? 'lease' : 'hold'} ${data.holdId} releases ${usd(BigInt(data.amountNanos))}, but ${usd(hold.amount)} ${hold.lease ? 'was left of it' : 'was reserved'}`,
           );
         }
+        if (data.reason === 'returned' && !hold.lease)
+          this.findings.fail(`${at}: hold ${data.holdId} is returned, which only a lease is`);
         if (data.reason === 'expired' && stored.occurredAt.getTime() < Date.parse(hold.expiresAt))
           this.findings.fail(`${at}: hold ${data.holdId} expired before its expiry time ${hold.expiresAt}`);
         hold.status = 'released';
-        this.released += 1;
+        if (!hold.lease) this.released += 1;
         return;
       default: {
         const _exhaustive: never = hold.status;
@@ -165,17 +204,19 @@ export class HoldBook {
   }
 
   /** The holds still open at the end of the log: fine until they expire, a failure long after. */
-  finish(now: Date): { open: number; total: number } {
+  finish(now: Date): { open: number; total: number; openLeases: number } {
     let open = 0;
+    let openLeases = 0;
     for (const [key, hold] of this.holds) {
       if (hold.status !== 'open') continue;
-      open += 1;
+      if (hold.lease) openLeases += 1;
+      else open += 1;
       const overdueMs = now.getTime() - Date.parse(hold.expiresAt);
       if (overdueMs <= 0) continue;
-      const message = `hold ${key.slice(key.indexOf('/') + 1)} (${hold.reservedAt}) is open ${Math.round(overdueMs / 1000)} s past its expiry ${hold.expiresAt}`;
+      const message = `${hold.lease ? 'lease' : 'hold'} ${key.slice(key.indexOf('/') + 1)} (${hold.reservedAt}) is open ${Math.round(overdueMs / 1000)} s past its expiry ${hold.expiresAt}`;
       if (overdueMs > EXPIRY_GRACE_MS) this.findings.fail(message);
       else this.findings.warn(`${message}; the expiry worker may not have run yet`);
     }
-    return { open, total: this.holds.size };
+    return { open, total: this.holds.size - this.leases, openLeases };
   }
 }

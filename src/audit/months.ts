@@ -45,7 +45,12 @@ export class MonthBook {
       case 'SpendReserved': {
         const book = this.book(event.data.accountId);
         this.requireOpen(stored, book, event.data.month, event.type);
-        book.openHolds.set(event.data.holdId, BigInt(event.data.amountNanos));
+        const amount = BigInt(event.data.amountNanos);
+        // A hold carved from a lease moves its amount out of it: a lease is carried at what is left of it.
+        const lease = event.data.leaseId === undefined ? undefined : book.openHolds.get(event.data.leaseId);
+        if (event.data.leaseId !== undefined && lease !== undefined)
+          book.openHolds.set(event.data.leaseId, lease - amount);
+        book.openHolds.set(event.data.holdId, amount);
         return;
       }
       case 'SpendSettled':

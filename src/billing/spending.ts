@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { binding, type Headroom, type Limits } from '../../commands/budget/decide.ts';
+import {
+  type BudgetCommand,
+  binding,
+  type Headroom,
+  type Limits,
+  leasedIn,
+} from '../../commands/budget/decide.ts';
 import type { BudgetLedger } from '../../commands/budget/handler.ts';
 import type { ChargeDetail } from '../../events/budget.ts';
 import { monthOf } from '../../events/budget.ts';
@@ -9,11 +15,17 @@ import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { type Charge, nanosToCents } from '../contracts/money.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { SpendLeases } from './leases.ts';
 import type { RequestLog } from './request-log.ts';
 
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;
 const SETTLE_ATTEMPTS = 6;
+/** How long, and how often, a request that only leases keep out waits for them to be returned. */
+const LEASE_WAIT_MS = 100;
+const LEASE_WAITS = 5;
+/** The longest a hold carved from a lease waits for another append to ride in. */
+const CARVE_LAZY_MS = 20;
 /**
  * While the database itself is away (a restart, a failover), a settlement keeps trying this long: the provider has
  * billed, and the answer is held back until its charge is durable.
@@ -28,6 +40,11 @@ export interface Hold {
   limits: Limits;
   /** The request's record, settled with the hold (absent for work no client request stands behind). */
   log?: RequestLog;
+  /**
+   * For a hold admitted under a spend lease: settles once the hold's carving is queued (it is not durable yet, and
+   * need not be: a settle or release queued after it rides in the same append or a later one).
+   */
+  carved?: Promise<unknown>;
 }
 
 export interface SettleInput {
@@ -47,11 +64,21 @@ export interface SettleInput {
  * most the reserved amount, release the rest; release on failure; holds expire.
  */
 export class Spending {
+  private readonly leases: SpendLeases | undefined;
+
   constructor(
     private readonly ledger: BudgetLedger,
     private readonly live: LiveAccounts,
     private readonly clock: () => Date = () => new Date(),
-  ) {}
+    options: { leases?: boolean } = {},
+  ) {
+    this.leases = options.leases === false ? undefined : new SpendLeases(ledger, HOLD_TTL_MS, clock);
+  }
+
+  /** Returns this instance's spend leases (at shutdown), so their headroom is free before they expire. */
+  returnLeases(): Promise<void> {
+    return this.leases?.returnAll() ?? Promise.resolve();
+  }
 
   limits(auth: KeyHolder, tag: string | null): Limits {
     const account = this.live.account(auth.accountId);
@@ -90,16 +117,55 @@ export class Spending {
   ): Promise<Hold> {
     const limits = this.limits(auth, request.tag);
     const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
-    const decision = await this.ledger.submit(auth.accountId, this.firstMonth(auth.accountId), {
+    const firstMonth = this.firstMonth(auth.accountId);
+    const expiresAt = new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString();
+    // Long-lived holds (jobs, batches) outlive any lease; they are held on their own.
+    const leaseId =
+      request.ttlMs === undefined
+        ? await this.leases?.admit(auth.accountId, firstMonth, limits, request.maxNanos)
+        : undefined;
+    if (leaseId !== undefined) {
+      const carved = this.carve(auth.accountId, firstMonth, {
+        type: 'Reserve',
+        holdId,
+        requestId: request.requestId,
+        minNanos: request.maxNanos,
+        maxNanos: request.maxNanos,
+        expiresAt,
+        limits,
+        leaseId,
+      });
+      return {
+        holdId,
+        requestId: request.requestId,
+        grantedNanos: request.maxNanos,
+        accountId: auth.accountId,
+        limits,
+        carved,
+        ...(request.log && { log: request.log }),
+      };
+    }
+    const command: BudgetCommand = {
       type: 'Reserve',
       holdId,
       requestId: request.requestId,
       minNanos: request.minNanos,
       maxNanos: request.maxNanos,
-      expiresAt: new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString(),
+      expiresAt,
       limits,
-    });
-    const reserved = decision.events.find((e) => e.type === 'SpendReserved');
+    };
+    let decision = await this.ledger.submit(auth.accountId, firstMonth, command);
+    let reserved = decision.events.find((e) => e.type === 'SpendReserved');
+    // Near a cap, other instances' leases may hold the room this request needs; they return what they do not use
+    // within moments, so the request waits for that before it is refused.
+    for (let wait = 0; !reserved && wait < LEASE_WAITS; wait++) {
+      const tightest = binding(decision.state, limits);
+      const leased = leasedIn(decision.state, limits, tightest.scope);
+      if (leased === 0n || tightest.remainingNanos + leased < request.minNanos) break;
+      await new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS));
+      decision = await this.ledger.submit(auth.accountId, firstMonth, command);
+      reserved = decision.events.find((e) => e.type === 'SpendReserved');
+    }
     if (!reserved) throw refusal(binding(decision.state, limits), request.minNanos, limits);
     return {
       holdId,
@@ -109,6 +175,22 @@ export class Spending {
       limits,
       ...(request.log && { log: request.log }),
     };
+  }
+
+  /**
+   * Queues the carving of an admitted hold out of its lease without waiting for it (write-behind: it rides in the
+   * stream's next append, at the latest after CARVE_LAZY_MS). Resolves once it is queued, so that the hold's
+   * settle or release, queued after it, is decided after it.
+   */
+  private carve(accountId: string, firstMonth: string, command: BudgetCommand): Promise<void> {
+    return new Promise<void>((queued) => {
+      this.ledger
+        .submit(accountId, firstMonth, command, { lazyMs: CARVE_LAZY_MS, onQueued: queued })
+        // Not carved (the store is away): the lease still holds the money until it expires, and the settle
+        // charges what was used as an overrun of a missing hold; nothing is lost.
+        .catch(() => {})
+        .finally(queued);
+    });
   }
 
   async settle(hold: Hold, input: SettleInput): Promise<void> {
@@ -133,6 +215,7 @@ export class Spending {
       costNanos: input.loggedNanos ?? input.actualNanos,
       holdId: hold.holdId,
     });
+    await hold.carved;
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const account = this.live.account(hold.accountId);
@@ -157,6 +240,7 @@ export class Spending {
   }
 
   async release(hold: Hold, reason: 'failed' | 'cancelled'): Promise<void> {
+    await hold.carved;
     await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
       type: 'Release',
       holdId: hold.holdId,

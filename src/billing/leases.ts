@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import type { Limits } from '../../commands/budget/decide.ts';
+import type { BudgetLedger } from '../../commands/budget/handler.ts';
+
+/** How long a lease admits requests before what is left of it is returned. */
+export const LEASE_ADMIT_MS = 2000;
+/** A scope is leased once this many requests came for it within one admission window. */
+const DEMAND = 4;
+/** A lease asks for at least this many of the largest recent request, and for twice the last window's use. */
+const WANT_REQUESTS = 32n;
+/** The least lease worth taking, in requests the size of the one asking; below it requests hold on their own. */
+const LEAST_REQUESTS = 4n;
+/** A lease nothing was admitted under for this long is returned: an instance whose traffic stopped keeps nothing. */
+const IDLE_MS = 200;
+/** After a lease was not granted (a scope near its cap), requests hold on their own this long before asking again. */
+const REFUSED_BACKOFF_MS = 250;
+
+interface Lease {
+  leaseId: string;
+  freeNanos: bigint;
+  sizeNanos: bigint;
+  admitUntil: number;
+  lastUsed: number;
+  /** The caps it was granted under: a changed cap or budget returns it, so no request is admitted under an old one. */
+  caps: string;
+}
+
+interface Scope {
+  accountId: string;
+  firstMonth: string;
+  current?: Lease;
+  next?: Promise<Lease | undefined>;
+  windowStart: number;
+  requests: number;
+  admittedNanos: bigint;
+  lastWindowNanos: bigint;
+  largestNanos: bigint;
+  noLeaseUntil: number;
+  idle?: NodeJS.Timeout;
+}
+
+/**
+ * Spend leases, in memory: each (account, sub-account, tag) this instance serves steadily holds a lease, a durable
+ * reservation of part of the scopes' headroom (granted by the budget decider at most a quarter of what is left).
+ * A request whose worst case fits what is free in the lease is admitted here with no I/O; its hold is then carved
+ * out of the lease by a command that rides in the stream's next append. The lease is renewed before it runs dry
+ * and returned after its admission window, so the headroom an instance keeps aside is about two windows of its
+ * own demand. Everything that counts against a cap (posted, held, leased) is durable before a request goes out,
+ * except the carving of its hold from a lease, which is durable already as the lease.
+ */
+export class SpendLeases {
+  private readonly scopes = new Map<string, Scope>();
+
+  constructor(
+    private readonly ledger: BudgetLedger,
+    private readonly holdTtlMs: number,
+    /** The clock of expiry times (the decisions' clock); admission windows run on real time. */
+    private readonly clock: () => Date,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Admits a request's worst case under a lease of its scopes, or says to hold it on its own (undefined). */
+  async admit(
+    accountId: string,
+    firstMonth: string,
+    limits: Limits,
+    maxNanos: bigint,
+  ): Promise<string | undefined> {
+    if (maxNanos <= 0n) return undefined;
+    const key = JSON.stringify([accountId, limits.subAccount?.id ?? null, limits.tag?.name ?? null]);
+    const scope = this.scope(key, accountId, firstMonth);
+    const now = this.now();
+    this.noteDemand(scope, maxNanos, now);
+    const caps = capsOf(limits);
+    const taken = this.take(scope, maxNanos, caps, now);
+    if (taken) {
+      this.renewIfLow(scope, limits, maxNanos);
+      return taken;
+    }
+    if (!scope.next) {
+      if (scope.requests < DEMAND || now < scope.noLeaseUntil) return undefined;
+      this.acquire(scope, limits, maxNanos);
+    }
+    // The first requests of a busy scope wait for its lease: one append, as a hold of their own would be.
+    await scope.next;
+    return this.take(scope, maxNanos, caps, this.now());
+  }
+
+  /** Returns every lease (a closing instance), so its headroom need not wait for the leases to expire. */
+  async returnAll(): Promise<void> {
+    const returns: Promise<unknown>[] = [];
+    for (const scope of this.scopes.values()) {
+      if (scope.idle) clearTimeout(scope.idle);
+      const lease = scope.current;
+      scope.current = undefined;
+      if (lease) returns.push(this.release(scope, lease.leaseId));
+    }
+    await Promise.allSettled(returns);
+  }
+
+  private scope(key: string, accountId: string, firstMonth: string): Scope {
+    let scope = this.scopes.get(key);
+    if (!scope) {
+      scope = {
+        accountId,
+        firstMonth,
+        windowStart: this.now(),
+        requests: 0,
+        admittedNanos: 0n,
+        lastWindowNanos: 0n,
+        largestNanos: 0n,
+        noLeaseUntil: 0,
+      };
+      this.scopes.set(key, scope);
+      this.watchIdle(key, scope);
+    }
+    return scope;
+  }
+
+  private noteDemand(scope: Scope, maxNanos: bigint, now: number): void {
+    if (now - scope.windowStart >= LEASE_ADMIT_MS) {
+      scope.lastWindowNanos = scope.admittedNanos;
+      scope.windowStart = now;
+      scope.requests = 0;
+      scope.admittedNanos = 0n;
+      scope.largestNanos = 0n;
+    }
+    scope.requests += 1;
+    scope.admittedNanos += maxNanos;
+    if (maxNanos > scope.largestNanos) scope.largestNanos = maxNanos;
+  }
+
+  /** Takes the worst case out of the current lease; a lease that is too old, too small or under old caps is returned. */
+  private take(scope: Scope, maxNanos: bigint, caps: string, now: number): string | undefined {
+    const lease = scope.current;
+    if (!lease) return undefined;
+    if (now >= lease.admitUntil || lease.caps !== caps || lease.freeNanos < maxNanos) {
+      // Returned before the fallback's own hold is submitted, so that hold can use what the lease held.
+      scope.current = undefined;
+      void this.release(scope, lease.leaseId);
+      return undefined;
+    }
+    lease.freeNanos -= maxNanos;
+    lease.lastUsed = now;
+    return lease.leaseId;
+  }
+
+  private renewIfLow(scope: Scope, limits: Limits, maxNanos: bigint): void {
+    const lease = scope.current;
+    if (!lease || scope.next || this.now() < scope.noLeaseUntil) return;
+    const halfSpent = lease.freeNanos * 2n < lease.sizeNanos;
+    const halfGone = lease.admitUntil - this.now() < LEASE_ADMIT_MS / 2;
+    if (halfSpent || halfGone) this.acquire(scope, limits, maxNanos);
+  }
+
+  private acquire(scope: Scope, limits: Limits, maxNanos: bigint): void {
+    const leaseId = `lease_${randomUUID().replaceAll('-', '')}`;
+    const recent = scope.admittedNanos > scope.lastWindowNanos ? scope.admittedNanos : scope.lastWindowNanos;
+    const largest = scope.largestNanos > maxNanos ? scope.largestNanos : maxNanos;
+    const byRequests = WANT_REQUESTS * largest;
+    const wantNanos = 2n * recent > byRequests ? 2n * recent : byRequests;
+    const granted = this.ledger
+      .submit(scope.accountId, scope.firstMonth, {
+        type: 'Lease',
+        leaseId,
+        wantNanos,
+        minNanos: LEAST_REQUESTS * largest,
+        expiresAt: new Date(this.clock().getTime() + LEASE_ADMIT_MS + this.holdTtlMs).toISOString(),
+        limits,
+      })
+      .then((decision) => {
+        const event = decision.events.find((e) => e.type === 'SpendReserved');
+        if (!event) {
+          scope.noLeaseUntil = this.now() + REFUSED_BACKOFF_MS;
+          return undefined;
+        }
+        const amount = BigInt(event.data.amountNanos);
+        const lease: Lease = {
+          leaseId,
+          freeNanos: amount,
+          sizeNanos: amount,
+          admitUntil: this.now() + LEASE_ADMIT_MS,
+          lastUsed: this.now(),
+          caps: capsOf(limits),
+        };
+        const previous = scope.current;
+        scope.current = lease;
+        if (previous) void this.release(scope, previous.leaseId);
+        return lease;
+      })
+      .catch(() => {
+        scope.noLeaseUntil = this.now() + REFUSED_BACKOFF_MS;
+        return undefined;
+      })
+      .finally(() => {
+        if (scope.next === granted) scope.next = undefined;
+      });
+    scope.next = granted;
+  }
+
+  /**
+   * Returns what is left of a lease. Holds carved from it were submitted before, so they are decided first; the
+   * return rides in the stream's next append (a fallback hold submitted right after shares it).
+   */
+  private release(scope: Scope, leaseId: string): Promise<unknown> {
+    return this.ledger
+      .submit(
+        scope.accountId,
+        scope.firstMonth,
+        { type: 'Release', holdId: leaseId, reason: 'returned' },
+        { lazyMs: 0 },
+      )
+      .catch(() => {
+        // Not returned (the store is away): the lease counts against the caps until it expires, as a hold does.
+      });
+  }
+
+  /** Returns a lease past its window or unused for a moment, and forgets scopes with no traffic. */
+  private watchIdle(key: string, scope: Scope): void {
+    scope.idle = setTimeout(() => {
+      const now = this.now();
+      const lease = scope.current;
+      if (lease && (now >= lease.admitUntil || now - lease.lastUsed >= IDLE_MS)) {
+        scope.current = undefined;
+        void this.release(scope, lease.leaseId);
+      }
+      if (!scope.current && !scope.next && now - scope.windowStart >= 2 * LEASE_ADMIT_MS) {
+        this.scopes.delete(key);
+        return;
+      }
+      this.watchIdle(key, scope);
+    }, IDLE_MS);
+    scope.idle.unref();
+  }
+}
+
+function capsOf(limits: Limits): string {
+  return `${limits.subAccount?.capNanos ?? '-'}/${limits.tag?.capNanos ?? '-'}`;
+}
