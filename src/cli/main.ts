@@ -204,7 +204,12 @@ async function accountCommand(
     case 'accounts routing': {
       const account = required(flags, 'account');
       const list = (name: string) =>
-        flags[name] === undefined ? undefined : (flags[name] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+        flags[name] === undefined
+          ? undefined
+          : (flags[name] ?? '')
+              .split(',')
+              .map((p) => p.trim())
+              .filter(Boolean);
       const allowed = list('allow') ?? null;
       const excluded = list('exclude') ?? [];
       const routing = allowed === null && excluded.length === 0 ? null : { allowed, excluded };
