@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CreateEvalRequest } from '../../evals/request.ts';
 import { JOB_KINDS } from '../../jobs/kinds.ts';
 import { defineTool, type ToolContext } from '../tool.ts';
 import { OptionalModel, Tag } from './common.ts';
@@ -90,17 +91,9 @@ export const startEvalTool = defineTool({
   name: 'start_eval',
   title: 'Start an eval',
   description:
-    'Runs a dataset against candidate models and picks a winner by quality, cost or speed (POST /v1/evals). ' +
-    'Billed as the calls it makes.',
+    'Runs a dataset against candidate models and picks a winner by quality, cost or speed; follow it with ' +
+    'get_eval (POST /v1/evals). Billed as the calls it makes.',
   access: 'write',
-  input: z.object({
-    name: z.string().min(1).max(200),
-    candidate_models: z.array(z.string().min(1)).min(1).max(20),
-    dataset: z
-      .array(z.object({ input: z.unknown(), expected: z.unknown().optional() }))
-      .min(1)
-      .max(1000),
-    metric: z.enum(['quality', 'cost', 'speed']),
-  }),
-  run: (args, context) => post(context, '/v1/evals', args),
+  input: CreateEvalRequest.extend({ tag: Tag }),
+  run: ({ tag, ...args }, context) => post(context, '/v1/evals', args, tag),
 });
