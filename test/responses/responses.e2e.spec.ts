@@ -310,6 +310,35 @@ describe('streaming', () => {
   });
 });
 
+describe('a stream that fails upstream', () => {
+  it('ends with an error event, which the SDK raises as an API error', async () => {
+    openai.script({ kind: 'disconnect_mid_stream', afterChunks: 2 });
+    const response = await fetch(`${gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-4o', input: 'one two three four', stream: true }),
+    });
+    expect(response.status).toBe(200);
+    const frames = (await response.text()).split('\n\n').filter((frame) => frame !== '');
+    const events = frames.map((frame) => {
+      const [event, data] = frame.split('\n');
+      return { event: event?.replace(/^event: /, ''), data: JSON.parse(data?.replace(/^data: /, '') ?? '') };
+    });
+    expect(events[0]?.event).toBe('response.created');
+    expect(events.every((e) => e.event === e.data.type)).toBe(true);
+    expect(events.at(-1)).toMatchObject({
+      event: 'error',
+      data: { type: 'error', code: 'provider_error', error: { type: 'provider_error', code: 502 } },
+    });
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+
+    openai.script({ kind: 'disconnect_mid_stream', afterChunks: 2 });
+    await expect(
+      client.responses.stream({ model: 'openai/gpt-4o', input: 'one two three' }).finalResponse(),
+    ).rejects.toBeInstanceOf(OpenAI.APIError);
+  });
+});
+
 describe('stored responses', () => {
   it('retrieves a response and lists its input items, newest first by default', async () => {
     const created = await client.responses.create({
