@@ -18,6 +18,7 @@ import { openResponseCache } from './cache/open.ts';
 import { openResponseCache } from './cache/open.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
+import { EvalQuality } from './evals/quality.ts';
 import { EvalService } from './evals/service.ts';
 import { EvalWorker, evalConcurrency } from './evals/worker.ts';
 import { openEventStore } from './eventstore/open.ts';
@@ -161,6 +162,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       health,
       operator: config.routing,
       account: (accountId) => live.account(accountId)?.routing ?? undefined,
+      // An account's own completed evals override the public quality prior.
+      quality: new EvalQuality(database.pool),
     }),
   };
   const cache = await openResponseCache(

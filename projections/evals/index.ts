@@ -217,10 +217,7 @@ export async function evalStatus(sql: Sql, evalId: string): Promise<string | und
   return rows[0]?.status;
 }
 
-/**
- * Every account's completed evals, for a router that prefers measured quality to its prior: per eval, the
- * winner and each candidate's mean score, newest first.
- */
+/** The account's completed evals, newest first: for a router that prefers measured quality to its prior. */
 export async function completedEvalResults(
   sql: Sql,
   accountId: string,

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EVAL_ALIAS, type EvalService } from '../evals/service.ts';
+import { routingHeaders } from '../pipeline/headers.ts';
 
 /** The routes whose `model` may be `eval:<id>`. */
 const ALIASED = new Set(['/v1/chat/completions', '/v1/messages']);
@@ -16,10 +17,17 @@ export function evalAliasHook(evals: EvalService) {
     if (typeof body?.model !== 'string' || !body.model.startsWith(EVAL_ALIAS)) return;
     const resolved = await evals.resolveAlias(request.auth, body.model);
     request.body = { ...body, model: resolved.model };
-    reply.headers({
-      'x-routing-strategy': 'eval',
-      'x-routing-model': resolved.model,
-      'x-routing-reason': `eval:${resolved.evalId}`,
-    });
+    const reason = `eval:${resolved.evalId}`;
+    reply.headers(
+      routingHeaders({ strategy: 'eval', model: resolved.model, reason, baseline: resolved.model }),
+    );
+    if (request.requestLog) {
+      request.requestLog.routing = {
+        requested: body.model,
+        strategy: 'eval',
+        chosen: resolved.model,
+        reason,
+      };
+    }
   };
 }

@@ -504,3 +504,40 @@ describe('evals: a cap reached mid-run', () => {
     expect(JSON.parse(hook?.body as string).data.error.type).toBe('budget_exceeded');
   });
 });
+
+describe('evals: the router’s quality figures', () => {
+  it('an account’s newest completed eval replaces the public prior for that account alone', async () => {
+    const account = (await (await gateway.admin('/accounts', { name: 'routed' })).json()) as Json;
+    await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 10_000, reference: 'p' });
+    const preview = (apiKey: string) =>
+      call(
+        apiKey,
+        'POST',
+        '/routing/preview',
+        { model: 'auto', messages: [{ role: 'user', content: 'hi' }] },
+        {
+          'x-routing': 'quality',
+        },
+      );
+    expect((await preview(account.key)).body.quality_source).toBe('prior');
+    const e = await runEval(
+      {
+        name: 'hard sums',
+        candidate_models: THREE,
+        dataset: dataset(6, (i) => i % 2 === 1),
+        metric: 'quality',
+      },
+      account.key,
+    );
+    // Six items cannot tell 1 from 0.625 apart: a tie, to the cheaper. The router still ranks by the means.
+    expect(e).toMatchObject({ winner_model: CHEAP, tie: true });
+    const routed = await eventually(
+      async () => (await preview(account.key)).body,
+      (p) => p.quality_source === `eval:${e.id}`,
+      10_000,
+    );
+    expect(routed).toMatchObject({ quality_source: `eval:${e.id}`, chosen: EXPENSIVE });
+    expect(routed.candidates.map((c: Json) => c.model).sort()).toEqual([...THREE].sort());
+    expect((await preview(otherKey)).body.quality_source).toBe('prior');
+  });
+});

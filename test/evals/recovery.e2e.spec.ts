@@ -9,6 +9,7 @@ import { FsBlobStore } from '../../src/files/blob-store.ts';
 import { describeError } from '../../src/http/errors.ts';
 import { ProviderHealth } from '../../src/providers/health.ts';
 import { requestLogReader } from '../../src/replays/request-log.ts';
+import { Router } from '../../src/routing/router.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import type { Json } from '../support/json.ts';
 import { startOpenAiUpstream } from '../upstreams/openai.ts';
@@ -85,17 +86,20 @@ async function runWithLostRecord(keep: boolean) {
   } as EvalCommands;
   const blobs = new FsBlobStore(join(gateway.env.GATEWAY_DATA_DIR as string, 'blobs'));
   const reports: string[] = [];
+  const catalog = buildCatalog();
+  const health = new ProviderHealth();
   const worker = new EvalWorker({
     pool: runtime.database.pool,
     store: runtime.store,
     chat: {
       spending: runtime.spending,
-      catalog: buildCatalog(),
+      catalog,
       env: upstreamEnv(),
-      health: new ProviderHealth(),
+      health,
       timeoutMs: 30_000,
       maxRetryWaitMs: 0,
       fallbacks: {},
+      router: new Router({ catalog, env: upstreamEnv(), health }),
     },
     spending: runtime.spending,
     bodies: new RequestBodies(blobs, () => keep),
