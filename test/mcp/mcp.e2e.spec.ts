@@ -13,6 +13,8 @@ let accountId: string;
 let mainKey: string;
 let subKey: string;
 let subAccountId: string;
+/** A chat completion made through the MCP server, as a replay's source. */
+let loggedChatId: string;
 const clients: Client[] = [];
 
 /** The SDK's own client over Streamable HTTP; `modern` speaks the current revision, else the 2025 one. */
@@ -130,6 +132,7 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     expect(remote).toMatchObject({ model: 'openai/gpt-4o-mini', provider: 'openai', finish_reason: 'stop' });
     expect(remote.text.length).toBeGreaterThan(0);
     expect(remote.cost_cents).toBeGreaterThan(0);
+    loggedChatId = remote.request_id;
     // The provider got the request as the HTTP route sends it: the system message first.
     const sent = openai.requests.at(-1)?.body as Json;
     expect(sent.messages[0]).toEqual({ role: 'system', content: 'Be brief' });
@@ -327,6 +330,20 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
       id: started.id,
       object: 'eval',
     });
+
+    // A replay of a request the agent made; its source's bodies are stored in the background, hence the retries.
+    const replay = await eventually(
+      () =>
+        main.callTool({
+          name: 'start_replay',
+          arguments: { source_request_id: loggedChatId, target_model: 'local/echo' },
+        }),
+      (result) => !result.isError,
+      3000,
+    );
+    const replayed = replay.structuredContent as Json;
+    expect(replayed).toMatchObject({ source_request_id: loggedChatId, target_model: 'local/echo' });
+    expect(await call(main, 'get_replay', { id: replayed.id })).toMatchObject({ id: replayed.id });
 
     const sub = await connect(subKey);
     const subNames = (await sub.listTools()).tools.map((t) => t.name);
