@@ -26,6 +26,13 @@ export function resolveChatModel(
     requested === undefined || requested === 'auto' || requested === 'auto/text'
       ? DEFAULT_CHAT_MODEL
       : requested;
+  // An eval's winner is resolved per account before a request reaches the pipeline (http/eval-alias.ts).
+  if (id.startsWith('eval:')) {
+    throw new RequestRefused(
+      'invalid',
+      `'model': ${id} names an eval's winner only as the model of /v1/chat/completions and /v1/messages`,
+    );
+  }
   const model = findChatModel(catalog, env, id);
   if (!model) throw new RequestRefused('model_not_found', `The model '${id}' does not exist`);
   if (model.modality !== 'text') {
