@@ -3,7 +3,7 @@ import { Nanos } from './money.ts';
 
 /** Events of the `batch-{batchId}` stream: one batch of requests worked by the gateway's batch worker. */
 
-export const BatchEndpoint = z.enum(['/v1/chat/completions']);
+export const BatchEndpoint = z.enum(['/v1/chat/completions', '/v1/embeddings']);
 
 export const BatchProblem = z.object({
   code: z.string(),

@@ -3,14 +3,27 @@ import type { Readable } from 'node:stream';
 import { storableText, unstorableCharacter } from '../../events/storable.ts';
 import { ChatCompletionRequest } from '../chat/request.ts';
 import { describeBadInput } from '../contracts/input-check.ts';
+import { EmbeddingsRequest } from '../modalities/embeddings/request.ts';
 
 /** OpenAI's limit on requests per batch. */
 export const MAX_BATCH_LINES = 50_000;
 /** Longest reason kept for an invalid line. */
 const MAX_REASON = 500;
 
+/** What a batch runs: chat completions or embeddings, at the batch price. */
+export type BatchEndpoint = '/v1/chat/completions' | '/v1/embeddings';
+
+/** An endpoint as a batch or one of its lines names it, with or without the `/v1` prefix; undefined for others. */
+export function batchEndpoint(url: string): BatchEndpoint;
+export function batchEndpoint(url: unknown): BatchEndpoint | undefined;
+export function batchEndpoint(url: unknown): BatchEndpoint | undefined {
+  if (url === '/v1/chat/completions' || url === '/chat/completions') return '/v1/chat/completions';
+  if (url === '/v1/embeddings' || url === '/embeddings') return '/v1/embeddings';
+  return undefined;
+}
+
 export type InputLine =
-  | { valid: true; line: number; customId: string; body: ChatCompletionRequest }
+  | { valid: true; line: number; customId: string; body: ChatCompletionRequest | EmbeddingsRequest }
   | { valid: false; line: number; customId: string | null; message: string };
 
 /** The input file's non-blank lines with their 1-based line numbers, read as a stream. */
@@ -65,15 +78,18 @@ export function parseInputLine(line: number, text: string, endpoint: string, see
   const bad = describeBadInput(value, 'line');
   if (bad) return invalid(bad);
   if (value.method !== 'POST') return invalid("'method': must be POST");
-  if (value.url !== endpoint) return invalid(`'url': must be ${endpoint}, the batch's endpoint`);
+  if (batchEndpoint(value.url) !== batchEndpoint(endpoint))
+    return invalid(`'url': must be ${endpoint}, the batch's endpoint`);
   if (!isObject(value.body)) return invalid("'body': required, the request's JSON body");
-  const body = ChatCompletionRequest.safeParse(value.body);
+  const schema = batchEndpoint(endpoint) === '/v1/embeddings' ? EmbeddingsRequest : ChatCompletionRequest;
+  const body = schema.safeParse(value.body);
   if (!body.success) {
     const issue = body.error.issues[0];
     const path = ['body', ...(issue?.path ?? []).map(String)].join('.');
     return invalid(`'${path}': ${issue?.message ?? 'invalid'}`);
   }
-  if (body.data.stream === true) return invalid("'body.stream': a batch request cannot stream");
+  if ((body.data as { stream?: unknown }).stream === true)
+    return invalid("'body.stream': a batch request cannot stream");
   return { valid: true, line, customId, body: body.data };
 }
 

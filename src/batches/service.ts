@@ -5,6 +5,7 @@ import { type BatchRow, batchRow, listBatches } from '../../projections/batches/
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import type { BatchEndpoint } from './input.ts';
 import type { FilesService } from '../files/service.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 
@@ -13,7 +14,7 @@ export const COMPLETION_WINDOW_MS = 24 * 3600 * 1000;
 
 export interface CreateBatchInput {
   input_file_id: string;
-  endpoint: '/v1/chat/completions';
+  endpoint: BatchEndpoint;
   completion_window: '24h';
   metadata?: Record<string, string> | null;
 }

@@ -8,10 +8,13 @@ import { settledChargesByPrefix } from '../../projections/balances/index.ts';
 import { batchStatus, dueBatches } from '../../projections/batches/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
+import type { ChatCompletionRequest } from '../chat/request.ts';
 import { completionId } from '../chat/service.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { type FilesService, fileBlobKey } from '../files/service.ts';
+import type { EmbeddingsRequest } from '../modalities/embeddings/request.ts';
+import { createEmbeddings } from '../modalities/embeddings/service.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { concludeBatch } from './conclude.ts';
 import { inputLines, parseInputLine, validateInput } from './input.ts';
@@ -211,23 +214,24 @@ export class BatchWorker {
     auth: KeyHolder,
     line: number,
     customId: string,
-    body: Parameters<typeof completeChat>[2],
+    body: ChatCompletionRequest | EmbeddingsRequest,
   ): Promise<void> {
     const requestId = lineRequestId(batchId, line);
     let result: Pick<z.infer<typeof BatchLineFinished>, 'statusCode' | 'body' | 'bodyJson' | 'costNanos'>;
+    // Not stopped by a shutdown: a line in flight finishes and is recorded, so it is never paid for twice.
+    const context = { auth, requestId, tag: batch.tag, signal: NEVER };
     try {
-      // Not stopped by a shutdown: a line in flight finishes and is recorded, so it is never paid for twice.
-      const served = await completeChat(
-        this.options.chat,
-        { auth, requestId, tag: batch.tag, signal: NEVER },
-        body,
-        'batch',
-      );
-      result = {
-        statusCode: 200,
-        ...keptBody({ ...served.completion, id: served.completion.id ?? completionId() }),
-        costNanos: served.costNanos.toString(),
-      };
+      if (batch.endpoint === '/v1/embeddings') {
+        const served = await createEmbeddings(this.options.chat, context, body as EmbeddingsRequest, 'batch');
+        result = { statusCode: 200, ...keptBody(served.result), costNanos: served.costNanos.toString() };
+      } else {
+        const served = await completeChat(this.options.chat, context, body as ChatCompletionRequest, 'batch');
+        result = {
+          statusCode: 200,
+          ...keptBody({ ...served.completion, id: served.completion.id ?? completionId() }),
+          costNanos: served.costNanos.toString(),
+        };
+      }
     } catch (error) {
       const described = this.options.describeError(error);
       result = { statusCode: described.status, ...keptBody(described.body), costNanos: '0' };

@@ -17,7 +17,8 @@ export interface JobView {
   result_url: string | null;
   result?: Record<string, unknown>;
   webhook_url: string | null;
-  webhook_delivered: boolean | null;
+  /** True once a delivery got a 2xx; false until then, and for a job with no webhook_url (nothing delivered). */
+  webhook_delivered: boolean;
   attempts: number;
 }
 
@@ -47,7 +48,7 @@ export function jobView(history: JobHistory, media: MediaUrls, webhookDelivered:
     result_file_id: null,
     result_url: null,
     webhook_url: queued.webhookUrl,
-    webhook_delivered: queued.webhookUrl ? (webhookDelivered ?? false) : null,
+    webhook_delivered: queued.webhookUrl ? (webhookDelivered ?? false) : false,
     attempts: 0,
   };
   for (const { event } of events) {

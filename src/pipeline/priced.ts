@@ -1,5 +1,5 @@
 import type { CatalogModel } from '../catalog/types.ts';
-import { type PriceLine, priceCharge } from '../contracts/money.ts';
+import { type Discount, type PriceLine, priceCharge } from '../contracts/money.ts';
 import { meteredCall } from './call.ts';
 import { reserve } from './ledger.ts';
 import type { CallContext, Outcome, PipelineDeps } from './types.ts';
@@ -31,8 +31,10 @@ export async function pricedCall<R>(
   worstCase: PriceLine[],
   call: () => Promise<R>,
   bill: (result: R) => Billed,
+  /** `batch` for a line of a batch: held and charged at the batch price. */
+  discount: Discount = 'none',
 ): Promise<Served<R>> {
-  const worst = priceCharge(worstCase).chargedNanos;
+  const worst = priceCharge(worstCase, discount).chargedNanos;
   const { result, outcome } = await meteredCall(deps, {
     resolve: () => [{ model }],
     reserve: async () => ({
@@ -45,7 +47,7 @@ export async function pricedCall<R>(
       return { answer, billed: bill(answer) };
     },
     bill: ({ billed }) => ({
-      charge: priceCharge(billed.lines),
+      charge: priceCharge(billed.lines, discount),
       usageReported: billed.usageReported,
       units: billed.units,
     }),

@@ -330,7 +330,7 @@ describe('/v1/messages through the official @anthropic-ai/sdk', () => {
     ).rejects.toSatisfy(
       (error) =>
         error instanceof Anthropic.NotFoundError &&
-        error.type === 'model_not_found' &&
+        (error.type as string) === 'model_not_found' &&
         /nope\/model/.test(error.apiMessage ?? ''),
     );
     await expect(

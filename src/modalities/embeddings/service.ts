@@ -1,3 +1,4 @@
+import type { Discount } from '../../contracts/money.ts';
 import { type ModalityDeps, pricedCall, type RequestContext, type Served } from '../../pipeline/priced.ts';
 import { countAll, inputTokensLine, worstCaseTokens } from '../estimate.ts';
 import { resolveModalityModel } from '../models.ts';
@@ -10,6 +11,7 @@ export async function createEmbeddings(
   deps: ModalityDeps,
   context: RequestContext,
   body: EmbeddingsRequest,
+  discount: Discount = 'none',
 ): Promise<Served<EmbeddingsResponse>> {
   const target = resolveModalityModel(deps, embeddingsEndpoint, body.model);
   const price = target.model.prices.inputNanosPerMillion ?? 0n;
@@ -35,6 +37,7 @@ export async function createEmbeddings(
         units: tokens,
       };
     },
+    discount,
   );
   const { vectors, inputTokens } = served.result;
   const tokens = inputTokens ?? counted;

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { batchEndpoint } from '../../../batches/input.ts';
 import type { BatchService } from '../../../batches/service.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
@@ -8,10 +9,13 @@ import { RequestRefused } from '../../../contracts/errors.ts';
 const Id = z.object({ id: z.string().min(1).max(200) });
 const CreateBatch = z.object({
   input_file_id: z.string().min(1),
-  endpoint: z.literal('/v1/chat/completions', {
-    error: 'only /v1/chat/completions is supported for batches',
-  }),
-  completion_window: z.literal('24h', { error: 'only 24h is supported' }),
+  // Written with or without the version prefix, as clients do; kept with it.
+  endpoint: z
+    .enum(['/v1/chat/completions', '/chat/completions', '/v1/embeddings', '/embeddings'], {
+      error: 'batches run /v1/chat/completions or /v1/embeddings',
+    })
+    .transform((endpoint) => batchEndpoint(endpoint)),
+  completion_window: z.literal('24h', { error: 'only 24h is supported' }).default('24h'),
   // OpenAI's bounds: at most 16 pairs, keys up to 64 characters, values up to 512.
   metadata: z
     .record(z.string().max(64), z.string().max(512))
