@@ -1,6 +1,7 @@
 /** The bench's table on stdout and its JSON under bench/results/. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { CacheStep, IndexMicro } from './cache.ts';
 import type { ChargeCheck } from './charges.ts';
 import type { ClosedLoopResult, OpenLoopResult, Percentiles } from './load.ts';
 import type { MemoryPeaks } from './procs.ts';
@@ -31,6 +32,8 @@ export interface TargetResult {
   seconds: number;
   /** The same request with `model: "auto"` and a named model (bench/routing.ts). */
   routing?: RoutingStep;
+  /** The same gateway with the cache bypassed, missing and hitting (bench/cache.ts). */
+  cache?: CacheStep;
 }
 
 export interface BenchResult {
@@ -43,6 +46,8 @@ export interface BenchResult {
   body: unknown;
   /** The router's own cost, in process. */
   router?: RouterMicro;
+  /** A semantic lookup in one tenant's in-process index of 100,000 entries. */
+  cacheIndex?: IndexMicro;
   targets: TargetResult[];
   failures: Record<string, string>;
 }

@@ -5,6 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, freemem, release, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { cacheStep, indexMicro } from './cache.ts';
 import { type ChargeCheck, checkCharges } from './charges.ts';
 import {
   type ClosedLoopResult,
@@ -57,6 +58,8 @@ export const settings = {
   chargeWaitSeconds: num('BENCH_CHARGE_WAIT_SECONDS', 120),
   /** Each half of the routing step (model auto, then a named model, twice), on gateway targets; 0 skips it. */
   routingSeconds: num('BENCH_ROUTING_SECONDS', 2),
+  /** Each part of the cache step (skip, miss, hit at 1 and 16 connections), on gateway targets; 0 skips it. */
+  cacheSeconds: num('BENCH_CACHE_SECONDS', 1),
   /** Gateway accounts the requests are spread over, one key each (read in targets.ts). */
   accounts: num('BENCH_ACCOUNTS', 1),
   targets: (process.env.BENCH_TARGETS ?? ALL_TARGETS.map((t) => t.id).join(','))
@@ -67,8 +70,12 @@ export const settings = {
 
 const MODEL = 'openai/gpt-4o-mini';
 const messages = [{ role: 'user', content: 'hello' }];
-const JSON_BODY = Buffer.from(JSON.stringify({ model: MODEL, messages, max_tokens: 16 }));
-const STREAM_BODY = Buffer.from(JSON.stringify({ model: MODEL, messages, max_tokens: 16, stream: true }));
+// `cache: skip`: the same body again and again measures the path to the provider, not the response cache (the
+// cache step does that); the other targets' upstream ignores the field.
+const JSON_BODY = Buffer.from(JSON.stringify({ model: MODEL, messages, max_tokens: 16, cache: 'skip' }));
+const STREAM_BODY = Buffer.from(
+  JSON.stringify({ model: MODEL, messages, max_tokens: 16, stream: true, cache: 'skip' }),
+);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const sleep = (seconds: number) => new Promise((r) => setTimeout(r, seconds * 1000));
@@ -78,7 +85,7 @@ async function measure(
   spec: TargetSpec,
   target: RunningTarget,
   ledger: Ledger,
-): Promise<Pick<TargetResult, 'id' | 'label' | 'saturation' | 'open' | 'stream' | 'routing'>> {
+): Promise<Pick<TargetResult, 'id' | 'label' | 'saturation' | 'open' | 'stream' | 'routing' | 'cache'>> {
   const tag = `[${spec.id}]`;
   const endpoint: Endpoint = target.endpoint;
   // Refuse to measure a target that does not answer (a misconfiguration would otherwise look like a number).
@@ -170,7 +177,29 @@ async function measure(
         `${routing.errors ? ` (${routing.errors} errors)` : ''}`,
     );
   }
-  return { id: spec.id, label: spec.label, saturation, open, stream, ...(routing && { routing }) };
+  const cache =
+    spec.id.startsWith('gateway') && settings.cacheSeconds > 0
+      ? await cacheStep(endpoint, ledger, settings.cacheSeconds)
+      : undefined;
+  if (cache) {
+    for (const [at, connections] of cache.hit.map((h) => h.connections).entries()) {
+      const line = (name: string, r: (typeof cache.hit)[number] | undefined) =>
+        `${name} ${r?.rps.toFixed(0)} req/s p50 ${ms(r?.latencyMs?.p50)} p99 ${ms(r?.latencyMs?.p99)} ms`;
+      log(
+        `${tag} cache, ${connections} connection${connections === 1 ? '' : 's'}: ${line('skip', cache.skip[at])}; ` +
+          `${line('miss', cache.miss[at])}; ${line('hit', cache.hit[at])}`,
+      );
+    }
+  }
+  return {
+    id: spec.id,
+    label: spec.label,
+    saturation,
+    open,
+    stream,
+    ...(routing && { routing }),
+    ...(cache && { cache }),
+  };
 }
 
 async function main(): Promise<void> {
@@ -188,6 +217,13 @@ async function main(): Promise<void> {
     `router, in process: complexity ${router.complexityShortUs} µs (short prompt) / ${router.complexityLongUs} µs ` +
       `(16,000 characters); decision among ${router.candidates} candidates ${router.decisionUs} µs, ` +
       `with the prompt counted ${router.countAndDecisionUs} µs`,
+  );
+  const cacheIndex = indexMicro();
+  log(
+    `cache, in process: a semantic lookup among ${cacheIndex.entries} entries of one tenant: ` +
+      cacheIndex.lookups
+        .map((l) => `${l.ms} ms at ${l.dimensions} dimensions (${l.megabytes} MB)`)
+        .join(', '),
   );
   const sampler = new MemorySampler(100);
   const simulator = await startSimulator({
@@ -274,6 +310,7 @@ async function main(): Promise<void> {
     settings,
     body: JSON.parse(JSON_BODY.toString()),
     router,
+    cacheIndex,
     targets: results,
     failures,
   };
