@@ -2,6 +2,7 @@ import { type AccountEvent, accountEventSchemas } from './account.ts';
 import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import { type CacheEvent, cacheEventSchemas } from './cache.ts';
+import { type CatalogEvent, catalogEventSchemas } from './catalog.ts';
 import { type EvalEvent, evalEventSchemas } from './eval.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import type { GatewayEvent } from './index.ts';
@@ -27,6 +28,7 @@ export interface EventsByCategory {
   webhooksecret: WebhookSecretEvent;
   replay: ReplayEvent;
   cache: CacheEvent;
+  catalog: CatalogEvent;
   eval: EvalEvent;
 }
 
@@ -52,6 +54,7 @@ const schemasByCategory: Record<EventCategory, object> = {
   webhooksecret: webhookSecretEventSchemas,
   replay: replayEventSchemas,
   cache: cacheEventSchemas,
+  catalog: catalogEventSchemas,
   eval: evalEventSchemas,
 };
 

@@ -4,6 +4,7 @@ import { type AccountEvent, accountEventSchemas } from './account.ts';
 import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import { type CacheEvent, cacheEventSchemas } from './cache.ts';
+import { type CatalogEvent, catalogEventSchemas } from './catalog.ts';
 import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
 import { type EvalEvent, evalEventSchemas } from './eval.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
@@ -29,6 +30,7 @@ export const eventSchemas = {
   ...webhookSecretEventSchemas,
   ...replayEventSchemas,
   ...cacheEventSchemas,
+  ...catalogEventSchemas,
   ...evalEventSchemas,
 } as const;
 
@@ -44,6 +46,7 @@ export type GatewayEvent =
   | WebhookSecretEvent
   | ReplayEvent
   | CacheEvent
+  | CatalogEvent
   | EvalEvent;
 
 /** The schema version each event type is written at now; a type's version rises only with an upcaster. */

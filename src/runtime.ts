@@ -12,7 +12,7 @@ import { BatchService } from './batches/service.ts';
 import { BatchWorker, batchConcurrency } from './batches/worker.ts';
 import { RequestBodies } from './billing/request-log.ts';
 import { Spending } from './billing/spending.ts';
-import { buildCatalog } from './catalog/index.ts';
+import { buildCatalog, type CatalogSource } from './catalog/index.ts';
 import type { Config } from './config.ts';
 import { openResponseCache } from './cache/open.ts';
 import { openResponseCache } from './cache/open.ts';
@@ -48,6 +48,7 @@ import { Router } from './routing/router.ts';
 import { registerDashboard } from './dashboard/index.ts';
 import { CardTopUps, stripeSettings } from './payments/stripe.ts';
 import { warmTokenizer } from './tokens/count.ts';
+import { recordCatalogChanges } from './webhooks/catalog-changes.ts';
 import { Webhooks } from './webhooks/service.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { startWorkers } from './workers/index.ts';
@@ -72,6 +73,8 @@ export interface RuntimeOptions {
   log: (line: string) => void;
   /** The clock of every decision (tests move it across month boundaries). */
   clock?: () => Date;
+  /** Where the model catalog comes from (tests give a small price list); the bundled one by default. */
+  catalog?: CatalogSource;
   /** How often the background workers look for due work. */
   workerIntervalsMs?: {
     expiry?: number;
@@ -146,7 +149,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   });
   // The tokenizer's rank table takes ~200 ms to load: paid here at start, not by the first request's neighbours.
   warmTokenizer();
-  const catalog = buildCatalog();
+  const catalog = buildCatalog(options.catalog);
+  // Models added or deprecated since the last start become model.added / model.deprecated webhooks.
+  await recordCatalogChanges(store, catalog, clock()).catch((error) => {
+    options.log(`recording the catalog's changes failed: ${String(error)}`);
+  });
   const health = new ProviderHealth();
   const chat = {
     spending,

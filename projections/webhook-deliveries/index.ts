@@ -1,4 +1,5 @@
 import type { Projection } from '../types.ts';
+import { catalogNoticesOf } from './catalog-notices.ts';
 import { NOTICE_TYPES, noticeOf, noticeSource } from './notices.ts';
 
 /**
@@ -54,6 +55,7 @@ export const webhookDeliveriesProjection: Projection = {
     'WebhookAttemptFailed',
     'WebhookDelivered',
     'WebhookAbandoned',
+    'CatalogSnapshotTaken',
   ],
   async evolve(sql, t, event, stored) {
     const at = stored.occurredAt;
@@ -126,6 +128,17 @@ export const webhookDeliveriesProjection: Projection = {
              stream_revision = $3 WHERE delivery_id = $1`,
           [event.data.deliveryId, at, stored.revision],
         );
+        return;
+      case 'CatalogSnapshotTaken':
+        // Not an account's event: every account with an endpoint at this point of the log is told.
+        for (const notice of catalogNoticesOf(event)) {
+          await sql.query(
+            `INSERT INTO ${t.webhook_outbox} (source, account_id, event_type, data, url, occurred_at)
+             SELECT $1 || ':' || e.account_id, e.account_id, $2, $3, e.url, $4 FROM ${t.webhook_endpoints} e
+             ON CONFLICT (source) DO NOTHING`,
+            [`${noticeSource(stored)}:${notice.key}`, notice.type, JSON.stringify(notice.data), at],
+          );
+        }
         return;
       default: {
         const notice = noticeOf(event);

@@ -116,9 +116,9 @@ export class LiveAccounts {
       case 'webhook':
       case 'webhooksecret':
       case 'replay':
-      case 'cache':
       case 'eval':
       case 'cache':
+      case 'catalog':
         return;
       default: {
         const _exhaustive: never = sorted;

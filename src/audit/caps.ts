@@ -66,8 +66,9 @@ export class CapReplay {
       case 'webhook':
       case 'webhooksecret':
       case 'replay':
-      case 'cache':
       case 'eval':
+      case 'cache':
+      case 'catalog':
         return;
       default: {
         const _exhaustive: never = sorted;

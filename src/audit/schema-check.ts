@@ -1,6 +1,7 @@
 import { accountEventSchemas } from '../../events/account.ts';
 import { batchEventSchemas } from '../../events/batch.ts';
 import { budgetEventSchemas } from '../../events/budget.ts';
+import { CATALOG_STREAM, catalogEventSchemas } from '../../events/catalog.ts';
 import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
 import { evalEventSchemas } from '../../events/eval.ts';
 import { fileEventSchemas } from '../../events/file.ts';
@@ -23,6 +24,7 @@ const CATEGORY_OF_TYPE = new Map<string, string>([
   ...Object.keys(webhookSecretEventSchemas).map((t) => [t, 'webhooksecret'] as const),
   ...Object.keys(replayEventSchemas).map((t) => [t, 'replay'] as const),
   ...Object.keys(evalEventSchemas).map((t) => [t, 'eval'] as const),
+  ...Object.keys(catalogEventSchemas).map((t) => [t, 'catalog'] as const),
 ]);
 
 /**
@@ -85,18 +87,20 @@ export class SchemaCheck {
         const keyId = (event.data as { keyId: string }).keyId;
         return keyId === id ? undefined : `names key ${keyId} inside the stream of ${id}`;
       }
-      case 'cache': {
-        const accountId = (event.data as { accountId: string }).accountId;
-        return accountId === id ? undefined : `names account ${accountId} inside the stream of ${id}`;
-      }
       case 'replay': {
         const replayId = (event.data as { replayId: string }).replayId;
         return replayId === id ? undefined : `names replay ${replayId} inside the stream of ${id}`;
+      }
+      case 'cache': {
+        const accountId = (event.data as { accountId: string }).accountId;
+        return accountId === id ? undefined : `names account ${accountId} inside the stream of ${id}`;
       }
       case 'eval': {
         const evalId = (event.data as { evalId: string }).evalId;
         return evalId === id ? undefined : `names eval ${evalId} inside the stream of ${id}`;
       }
+      case 'catalog':
+        return stored.stream === CATALOG_STREAM ? undefined : `belongs in ${CATALOG_STREAM}`;
       default:
         return undefined;
     }

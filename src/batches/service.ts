@@ -5,9 +5,9 @@ import { type BatchRow, batchRow, listBatches } from '../../projections/batches/
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import type { BatchEndpoint } from './input.ts';
 import type { FilesService } from '../files/service.ts';
 import { projectedUpTo } from '../projections/wait.ts';
+import type { BatchEndpoint } from './input.ts';
 
 /** OpenAI's only completion window. */
 export const COMPLETION_WINDOW_MS = 24 * 3600 * 1000;

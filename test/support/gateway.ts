@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import type { CatalogSource } from '../../src/catalog/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Runtime, startRuntime } from '../../src/runtime.ts';
 import { dropSchema } from './database.ts';
@@ -31,6 +32,8 @@ export interface TestGatewayOptions {
   };
   /** Use this data directory (kept at close): a second gateway over another's blobs, after a restart. */
   dataDir?: string;
+  /** The model catalog's source (a small price list), instead of the bundled one. */
+  catalog?: CatalogSource;
 }
 
 /** A gateway in this process on a free port, over the run's PostgreSQL in a schema of its own. */
@@ -54,6 +57,7 @@ export async function startTestGateway(
     log: () => {},
     clock: options.clock,
     workerIntervalsMs: options.workerIntervalsMs,
+    catalog: options.catalog,
   });
   const address = await runtime.app.listen({ port: 0, host: '127.0.0.1' });
   env.GATEWAY_URL = address;

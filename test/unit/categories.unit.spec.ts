@@ -3,6 +3,7 @@ import { accountStream } from '../../events/account.ts';
 import { batchStream } from '../../events/batch.ts';
 import { budgetStream } from '../../events/budget.ts';
 import { cacheStream } from '../../events/cache.ts';
+import { CATALOG_STREAM } from '../../events/catalog.ts';
 import { categorize, type EventCategory } from '../../events/categories.ts';
 import { streamCategory } from '../../events/envelope.ts';
 import { evalStream } from '../../events/eval.ts';
@@ -25,8 +26,9 @@ describe('event categories', () => {
       webhook: webhookStream('d'),
       webhooksecret: webhookSecretStream('k'),
       replay: replayStream('r'),
-      cache: cacheStream('a'),
       eval: evalStream('e'),
+      cache: cacheStream('a'),
+      catalog: CATALOG_STREAM,
     };
     for (const [category, stream] of Object.entries(streams)) expect(streamCategory(stream)).toBe(category);
     for (const type of Object.keys(eventSchemas)) {
