@@ -410,6 +410,25 @@ describe('stored responses', () => {
     expect((await client.responses.retrieve(created.id)).id).toBe(created.id);
   });
 
+  it('lets a main key read its sub-accounts’ responses, and a sub-account only its own', async () => {
+    const sub = async (name: string) => {
+      const response = await fetch(`${gateway.url}/v1/sub-accounts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name, spend_cap_cents: 50 }),
+      });
+      expect(response.status).toBe(200);
+      return sdk((await json(response)).key);
+    };
+    const [first, second] = [await sub('team-one'), await sub('team-two')];
+    const created = await first.responses.create({ model: 'local/echo', input: 'team one asks' });
+    expect((await first.responses.retrieve(created.id)).output_text).toBe('team one asks');
+    expect((await client.responses.retrieve(created.id)).id).toBe(created.id);
+    await expect(second.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 });
+    const own = await client.responses.create({ model: 'local/echo', input: 'the account asks' });
+    await expect(first.responses.retrieve(own.id)).rejects.toMatchObject({ status: 404 });
+  });
+
   it('deletes a response: it is then not found, not even to continue from', async () => {
     const created = await client.responses.create({ model: 'local/echo', input: 'forget me' });
     await client.responses.retrieve(created.id);
