@@ -122,8 +122,7 @@ export async function completeChat(
       ),
   });
   result.completion.model = outcome.model.id;
-  const saved = routed.savedNanos === undefined ? {} : { savedNanos: routed.savedNanos };
-  return { ...chatOutcome(outcome), ...saved, completion: result.completion };
+  return { ...chatOutcome(outcome), completion: result.completion };
 }
 
 function deltaText(chunk: ChatChunk): string {

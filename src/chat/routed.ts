@@ -119,5 +119,5 @@ export function routedBill(
   routed.savedNanos = baseline - bill.charge.chargedNanos;
   router.served(decision, servedBy);
   if (context.log) context.log.routing = routingRecord(decision, routed.savedNanos);
-  return bill;
+  return { ...bill, savedNanos: routed.savedNanos };
 }

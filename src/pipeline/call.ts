@@ -75,6 +75,7 @@ export async function settleServed<C extends Candidate, R extends { hold: Hold }
     units: bill.units,
     charge: bill.charge,
     ...(bill.usage && { usage: bill.usage }),
+    ...(bill.savedNanos !== undefined && { savedNanos: bill.savedNanos }),
   };
 }
 

@@ -41,6 +41,8 @@ export interface Bill {
   units: number;
   /** For chat: the tokens billed (the provider's, or the gateway's estimate). */
   usage?: ReportedUsage;
+  /** For a routed request: what it saved against the router's baseline (chat/routed.ts). */
+  savedNanos?: bigint;
 }
 
 /** What a settled call comes to: the model that served it, what it cost, how long the provider took. */
@@ -54,4 +56,6 @@ export interface Outcome {
   usage?: ReportedUsage;
   /** The priced charge (lines, pass-through, fee): what a cached copy of the answer is billed from. */
   charge?: Charge;
+  /** For a routed request: the usage priced at the baseline's rates minus the charge (negative when it cost more). */
+  savedNanos?: bigint;
 }

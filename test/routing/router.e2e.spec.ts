@@ -44,6 +44,9 @@ const ROUTABLE = [
   'google/gemini-2.5-pro',
 ];
 
+/** What `quality` picks among them, the baseline when a request names none. */
+const BEST = 'google/gemini-2.5-pro';
+
 beforeAll(async () => {
   [openai, anthropic, gemini] = await Promise.all([
     startOpenAiUpstream(),
@@ -365,7 +368,26 @@ describe('the automatic router, through the openai SDK against three simulated p
     const streamed = stream.headers.get('x-routing-model');
     expect(streamed).toBeTruthy();
     expect(stream.headers.get('x-model')).toBe(streamed);
+    expect(stream.headers.get('x-auto-saved-usd')).toBeNull();
     expect(await stream.text()).toContain('[DONE]');
+
+    // Its saving comes in the final usage chunk (the headers went out before it was known), as in the log.
+    const sdkStream = await client.chat.completions.create(
+      { ...ask('stream me with usage'), stream: true, stream_options: { include_usage: true } } as never,
+      { headers: { 'x-routing': 'cost' } },
+    );
+    let usage: Json;
+    for await (const chunk of sdkStream as unknown as AsyncIterable<Json>)
+      if (chunk.usage) usage = chunk.usage;
+    const atBaseline = chatCharge(model(BEST), {
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      cachedPromptTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+    }).chargedNanos;
+    const chargedNanos = BigInt(Math.round(usage.cost_cents * 1e7));
+    expect(usage.saved_usd).toBe(usdText(atBaseline - chargedNanos));
 
     const messages = await post(
       '/messages',

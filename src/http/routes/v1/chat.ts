@@ -14,6 +14,7 @@ import { ChatCompletionRequest } from '../../../chat/request.ts';
 import { completionId } from '../../../chat/service.ts';
 import type { ChatChunk } from '../../../contracts/chat.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
+import { usdText } from '../../../pipeline/headers.ts';
 import { cacheHeaders, hitOutcome, recording, replaySse } from '../../cached.ts';
 import { describeError } from '../../errors.ts';
 import { callContext, relaySse, type SseEncoder, servedHeaders } from '../../served.ts';
@@ -85,7 +86,12 @@ function chatChunks(model: string, includeUsage: boolean): SseEncoder<ChatItem> 
         includeUsage && usageChunk
           ? data({
               ...usageChunk,
-              usage: { ...(usageChunk.usage as object), cost_cents: nanosToCents(outcome.costNanos) },
+              usage: {
+                ...(usageChunk.usage as object),
+                cost_cents: nanosToCents(outcome.costNanos),
+                // A routed stream's saving, which its headers went out too early to carry.
+                ...(outcome.savedNanos !== undefined && { saved_usd: usdText(outcome.savedNanos) }),
+              },
             })
           : '';
       return `${usage}data: [DONE]\n\n`;
