@@ -15,7 +15,6 @@ import { Spending } from './billing/spending.ts';
 import { buildCatalog, type CatalogSource } from './catalog/index.ts';
 import type { Config } from './config.ts';
 import { openResponseCache } from './cache/open.ts';
-import { openResponseCache } from './cache/open.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { EvalQuality } from './evals/quality.ts';
@@ -181,14 +180,6 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     options.log,
     clock,
   );
-  const cache = await openResponseCache(
-    { ...config.cache, redisUrl: config.redisUrl },
-    database.pool,
-    store,
-    chat,
-    options.log,
-    clock,
-  );
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   const requestBodies = new RequestBodies(
     blobs,
@@ -320,7 +311,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   });
   await registerMcp(app, { config, live, blobs, media, log: options.log });
   await registerDashboard(app, {
-    ...{ pool: database.pool, store, live, accounts, subAccounts, replays, webhooks, requestBodies, blobs, chat },
+    ...{ pool: database.pool, store, live, accounts, subAccounts, replays, evals, webhooks, requestBodies, blobs, chat },
     cardTopUps: new CardTopUps(stripeSettings(config.env), accounts),
     projections,
     adminToken,
@@ -350,7 +341,6 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       await webhookWorker.stop();
       await jobWorker.stop();
       await limiter.close();
-      await cache.close();
       await cache.close();
       await runner.stop();
       await live.stop();

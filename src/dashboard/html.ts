@@ -38,10 +38,14 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 
 export const raw = (text: string) => new Html(text);
 
-/** An amount from the read models, as dollars and cents; exact nano-dollars in the title. */
+/**
+ * An amount from the read models: dollars and cents, or under a dollar and not whole cents, exact cents (a month
+ * of a few cheap requests is not "$0.00"); the exact nano-dollars in the title.
+ */
 export function money(nanos: bigint | string): Html {
   const value = BigInt(nanos);
-  return html`<span class="money" title="${value.toString()} nano-dollars">${usd(value)}</span>`;
+  const exact = value % 10_000_000n !== 0n && value > -1_000_000_000n && value < 1_000_000_000n;
+  return html`<span class="money" title="${value.toString()} nano-dollars">${exact ? cents(value) : usd(value)}</span>`;
 }
 
 /** Dollars rounded toward the smaller amount to the cent, as the balance is. */

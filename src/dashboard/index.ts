@@ -8,6 +8,7 @@ import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { RequestBodies } from '../billing/request-log.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import type { EvalService } from '../evals/service.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { describeError } from '../http/errors.ts';
 import type { CardTopUps } from '../payments/stripe.ts';
@@ -32,6 +33,8 @@ export interface DashboardDeps {
   accounts: AccountService;
   subAccounts: SubAccounts;
   replays: ReplayService;
+  /** The evals list, where the gateway has evals. */
+  evals?: EvalService;
   webhooks: Webhooks;
   requestBodies: RequestBodies;
   blobs: BlobStore;
@@ -97,7 +100,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       if (viewer?.kind !== 'account') throw new RequestRefused('forbidden', 'Sign in with an API key');
       return viewer;
     },
-    extraNav: [],
+    extraNav: deps.evals ? [{ path: '/dashboard/evals', label: 'Evals' }] : [],
   };
   const navOf = (viewer: Viewer | undefined) => {
     if (!viewer) return [];

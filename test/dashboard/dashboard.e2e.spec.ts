@@ -155,6 +155,10 @@ describe('the dashboard, as an account holder', () => {
     const spent = await json(await v1('/usage/by-tag', mainKey));
     const perTag = spent.data.reduce((a: number, r: { cost_cents: number }) => a + r.cost_cents, 0);
     expect(Number(charged) / 1e7).toBeCloseTo(perTag, 6);
+    // This month's spend as the read model sums it: under a dollar, in exact cents.
+    const month = (await page.textContent('#month-spend .value')) as string;
+    expect(month).toMatch(/^\d+\.\d+¢$/);
+    expect(Number.parseFloat(month)).toBeCloseTo(perTag, 6);
     expect(await page.getAttribute('[data-chart]', 'data-series')).toBe('4');
     await shot('overview');
     await page.click('a[href="/dashboard?split=model"]');
@@ -251,6 +255,9 @@ describe('the dashboard, as an account holder', () => {
     await page.goto(`${gateway.url}/dashboard/webhooks`);
     await page.waitForSelector('#deliveries');
     await shot('webhooks');
+    await page.goto(`${gateway.url}/dashboard/evals`);
+    await page.waitForSelector('#evals');
+    await shot('evals');
   });
 });
 

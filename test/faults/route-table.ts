@@ -172,6 +172,7 @@ function dashboardRoutes(): Route[] {
     page('POST', '/webhooks/endpoint', { url: '', _csrf: 'x' }),
     page('POST', '/webhooks/rotate', { _csrf: 'x' }),
     page('GET', '/replays'),
+    page('GET', '/evals'),
     page('GET', '/billing'),
     page('POST', '/billing/top-up', { amount: '25', _csrf: 'x' }),
     page('GET', '/admin'),

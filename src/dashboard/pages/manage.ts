@@ -326,6 +326,29 @@ ${rotated ? shownOnce('The new signing secret.', rotated, 'rotated-secret') : ''
     },
   );
 
+  // Evals --------------------------------------------------------------------------------------------------
+  const evals = deps.evals;
+  if (evals) {
+    app.get('/dashboard/evals', { config: { dashboard: 'key' } }, async (request, reply) => {
+      const viewer = ctx.key(request);
+      const list = await evals.list(holderOf(viewer), { limit: 50 });
+      return ctx.render(reply, viewer, {
+        title: 'Evals',
+        section: '/dashboard/evals',
+        body: html`<table id="evals"><thead><tr><th>Created</th><th>Eval</th><th>Metric</th><th>Candidates</th><th>Status</th><th class="num">Progress</th><th>Winner</th><th class="num">Cost</th></tr></thead>
+<tbody>${list.data.map(
+          (
+            e,
+          ) => html`<tr><td>${time(new Date(e.created_at * 1000))}</td><td>${e.name ?? e.id} <span class="muted">${e.id}</span></td>
+<td>${e.metric}</td><td>${e.candidate_models.join(', ')}</td><td>${e.status}</td>
+<td class="num">${e.calls_done}/${e.calls_total}</td><td>${e.winner_model ?? (e.tie ? 'tie' : '')}</td>
+<td class="num">${e.cost_cents}¢</td></tr>`,
+        )}</tbody></table>
+${list.data.length === 0 ? html`<p class="muted">No evals yet: <code>POST /v1/evals</code> starts one.</p>` : ''}`,
+      });
+    });
+  }
+
   // Replays ------------------------------------------------------------------------------------------------
   app.get('/dashboard/replays', { config: { dashboard: 'key' } }, async (request, reply) => {
     const viewer = ctx.key(request);

@@ -31,7 +31,10 @@
       if (el.querySelector('.uplot')) continue;
       // The points ride in an attribute: htmx drops <script> elements from the pages it swaps in.
       const data = JSON.parse(el.dataset.points || '{"days":[],"series":[]}');
-      const dollars = (v) => (v == null ? '' : `$${(v / 100).toFixed(2)}`);
+      const most = Math.max(0, ...data.series.flatMap((s) => s.cents));
+      // Under a dollar a day, the axis speaks in cents.
+      const dollars = (v) =>
+        v == null ? '' : most >= 100 ? `$${(v / 100).toFixed(2)}` : `${Number(v.toPrecision(3))}¢`;
       const opts = {
         width: Math.max(320, el.clientWidth || 800),
         height: 260,
