@@ -474,6 +474,28 @@ describe('the automatic router, through the openai SDK against three simulated p
     const row = usage.data.find((r: Json) => r.tag === 'routed-tag');
     expect(row.routed_requests).toBe(1);
     expect(row.saved_cents).toBeCloseTo(Number(savedNanos) / 1e7, 7);
+
+    // A sub-account's usage counts its own routed requests and savings, in total and per tag.
+    const sub = await json(await post('/sub-accounts', { name: 'routed customer', spend_cap_cents: 500 }));
+    const subClient = new OpenAI({ apiKey: sub.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    const routed = await subClient.chat.completions
+      .create(ask('a customer asks', { baseline_model: 'anthropic/claude-opus-4-0' }) as never, {
+        headers: { 'x-routing': 'cost' },
+      })
+      .withResponse();
+    await subClient.chat.completions.create({
+      model: 'openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: 'named' }],
+    });
+    const subSaved = BigInt((routed.response.headers.get('x-auto-saved-usd') as string).replace('.', ''));
+    const subUsage = await eventually(
+      () => get(`/sub-accounts/${sub.id}/usage`),
+      (u) => u.requests === 2 && u.routed_requests === 1,
+      3000,
+    );
+    expect(subUsage.routed_requests).toBe(1);
+    expect(subUsage.saved_cents).toBeCloseTo(Number(subSaved) / 1e7, 7);
+    expect(subUsage.by_tag[0]).toMatchObject({ requests: 2, routed_requests: 1 });
   });
 
   it('an account restricted by the operator (admin API) routes only within its list', async () => {
