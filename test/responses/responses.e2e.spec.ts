@@ -128,6 +128,26 @@ describe('POST /v1/responses through the official openai SDK', () => {
     expect(byTag('as-response').cost_cents).toBeGreaterThan(0);
   });
 
+  it('leaves the same balance as the chat completion does', async () => {
+    const text = Array.from({ length: 5000 }, (_, i) => `word${i % 50}`).join(' ');
+    const [a, b] = [await newAccount('balance-responses', 100), await newAccount('balance-chat', 100)];
+    await sdk(a.key).responses.create({ model: 'openai/gpt-4o', input: text });
+    await sdk(b.key).chat.completions.create({
+      model: 'openai/gpt-4o',
+      messages: [{ role: 'user', content: text }],
+    });
+    const balance = (apiKey: string) =>
+      eventually(
+        async () =>
+          json(await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${apiKey}` } })),
+        (body) => body.cents < 100,
+        5000,
+      );
+    const [afterResponse, afterChat] = [await balance(a.key), await balance(b.key)];
+    expect(afterResponse.cents).toBeLessThan(95);
+    expect(afterResponse).toEqual(afterChat);
+  });
+
   it('serves an Anthropic model, translated as /v1/messages is', async () => {
     const data = await client.responses.create({
       model: 'anthropic/claude-sonnet-4-5',
