@@ -46,6 +46,7 @@ const logged = (requestId: string | null, apiKey = key) =>
       return response.status === 200 ? json(response) : undefined;
     },
     (record) => record !== undefined,
+    5000,
   );
 
 const weatherTool = {
@@ -121,6 +122,7 @@ describe('POST /v1/responses through the official openai SDK', () => {
         json(await fetch(`${gateway.url}/v1/usage/by-tag`, { headers: { authorization: `Bearer ${key}` } })),
       (u) =>
         ['as-response', 'as-chat'].every((tag) => u.data.some((row: { tag: string }) => row.tag === tag)),
+      5000,
     );
     const byTag = (tag: string) => usage.data.find((row: { tag: string }) => row.tag === tag);
     expect(byTag('as-response').requests).toBe(1);
@@ -475,10 +477,19 @@ describe('stored responses', () => {
     const account = await newAccount('no-bodies', 100);
     await gateway.admin(`/accounts/${account.id}/settings`, { request_bodies: 'drop' });
     const own = sdk(account.key);
-    const created = await eventually(
-      () => own.responses.create({ model: 'local/echo', input: 'not kept' }),
-      () => true,
+    // The setting reaches the live state a moment after the admin call: a response made before it kept its bodies.
+    const made = await eventually(
+      async () => {
+        const { data, response } = await own.responses
+          .create({ model: 'local/echo', input: 'not kept' })
+          .withResponse();
+        return { created: data, record: await logged(response.headers.get('x-request-id'), account.key) };
+      },
+      ({ record }) => record.bodies_kept === false,
+      5000,
     );
+    expect(made.record.bodies_kept).toBe(false);
+    const { created } = made;
     const error = await own.responses
       .create({ model: 'local/echo', input: 'next', previous_response_id: created.id })
       .catch((e: unknown) => e);
