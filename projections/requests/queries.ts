@@ -74,7 +74,8 @@ export async function findRequestByLogId(sql: Sql, logId: string): Promise<Reque
 
 /** Whether a reader may see this record: an account all of its own, a sub-account key only the sub-account's. */
 export const ownedBy = (row: RequestRow, owner: RequestOwner): boolean =>
-  row.account_id === owner.accountId && (owner.subAccountId === null || row.sub_account_id === owner.subAccountId);
+  row.account_id === owner.accountId &&
+  (owner.subAccountId === null || row.sub_account_id === owner.subAccountId);
 
 /** Whether a request other than `logId` refers to this body: a body two requests share is not erased with one. */
 export async function bodyShared(sql: Sql, sha256: string, logId: string): Promise<boolean> {

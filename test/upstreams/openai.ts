@@ -1,6 +1,5 @@
 import { type Incoming, type Reply, sse, startUpstream } from './harness.ts';
 import { structuredSchema } from './json-schema-sample.ts';
-import { legacyCompletion } from './openai-legacy.ts';
 import {
   type Answer,
   answer,
@@ -13,6 +12,7 @@ import {
   reasoningModel,
   str,
 } from './model.ts';
+import { legacyCompletion } from './openai-legacy.ts';
 import type { Upstream } from './types.ts';
 
 /**
