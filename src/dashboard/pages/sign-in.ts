@@ -3,7 +3,7 @@ import { looksLikeKey } from '../../accounts/keys.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
 import { sameSecret } from '../../http/admin-token.ts';
 import { html } from '../html.ts';
-import type { DashboardContext } from '../index.ts';
+import { type DashboardContext, wantsHtml } from '../index.ts';
 import { cookieHeader, parseCookies, SESSION_COOKIE, SESSION_SECONDS, SIGN_IN_COOKIE } from '../session.ts';
 
 const Form = (body: unknown) => (body ?? {}) as Record<string, unknown>;
@@ -56,8 +56,13 @@ valid for 8 hours or until the key is revoked. The operator signs in with the ad
   app.post('/dashboard/sign-in', { config: { dashboard: 'public' } }, async (request, reply) => {
     const body = Form(request.body);
     const nonce = parseCookies(request.headers.cookie).get(SIGN_IN_COOKIE);
+    // A browser gets the form again with the reason; any other client the API's error shape.
+    const refuse = (kind: 'forbidden' | 'unauthenticated', message: string) => {
+      if (!wantsHtml(request)) throw new RequestRefused(kind, message);
+      return form(request, reply, message, kind === 'forbidden' ? 403 : 401);
+    };
     if (!sessions.checkSignIn(nonce, body._token))
-      return form(request, reply, 'The sign-in form expired: try again.', 403);
+      return refuse('forbidden', 'The sign-in form expired: try again.');
     const key = typeof body.key === 'string' ? body.key.trim() : '';
     let issued: ReturnType<typeof sessions.issue> | undefined;
     if (looksLikeKey(key)) {
@@ -66,7 +71,7 @@ valid for 8 hours or until the key is revoked. The operator signs in with the ad
     } else if (key !== '' && sameSecret(key, deps.adminToken)) {
       issued = sessions.issue({ kind: 'admin' });
     }
-    if (!issued) return form(request, reply, 'Unknown or revoked key.', 401);
+    if (!issued) return refuse('unauthenticated', 'Unknown or revoked key.');
     reply.header('set-cookie', [
       cookieHeader(SESSION_COOKIE, issued.cookie, {
         maxAge: SESSION_SECONDS,
