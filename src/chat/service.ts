@@ -96,7 +96,28 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
 }
 
 /** Messages, plus tool definitions and a response schema, which providers bill as input too. */
-export async function countInputTokens(body: ChatCompletionRequest): Promise<number> {
+export function countInputTokens(body: ChatCompletionRequest): Promise<number> {
+  // Counted once per request body (the router, the hold and every fallback's hold ask for the same figure), unless
+  // a caller has since put other messages, tools or a schema in it.
+  const seen = counted.get(body);
+  if (
+    seen &&
+    seen.messages === body.messages &&
+    seen.tools === body.tools &&
+    seen.format === body.response_format
+  )
+    return seen.count;
+  const count = countUncached(body);
+  counted.set(body, { messages: body.messages, tools: body.tools, format: body.response_format, count });
+  return count;
+}
+
+const counted = new WeakMap<
+  ChatCompletionRequest,
+  { messages: unknown; tools: unknown; format: unknown; count: Promise<number> }
+>();
+
+async function countUncached(body: ChatCompletionRequest): Promise<number> {
   const extras = [body.tools, body.response_format].filter((part) => part !== undefined);
   const messages = await countChatInputTokensAsync(body.messages);
   return messages + (extras.length > 0 ? await countTextTokensAsync(JSON.stringify(extras)) : 0);

@@ -13,6 +13,8 @@ import type { Strategy } from './strategy.ts';
 export const EXPECTED_OUTPUT_TOKENS = 500;
 /** A provider's latency before the gateway has seen any of its calls. */
 export const DEFAULT_LATENCY_MS = 1000;
+/** How long the providers' latencies are reused: the health report sorts every provider's window. */
+const LATENCY_REFRESH_MS = 250;
 /** The chosen model and the next ones tried when it fails. */
 const MAX_ATTEMPTS = 3;
 
@@ -149,6 +151,7 @@ export class Router {
   private readonly conversations: Conversations;
   private readonly quality: QualitySource;
   private readonly operatorAllows: (id: string) => boolean;
+  private latencies: { at: number; byProvider: Map<string, number> } | undefined;
 
   constructor(private readonly deps: RouterDeps) {
     this.conversations = new Conversations(deps.now);
@@ -241,12 +244,7 @@ export class Router {
   }
 
   private score(models: CatalogModel[], ask: RouteAsk, scores: ReadonlyMap<string, number>): Scored[] {
-    const latency = new Map(
-      this.deps.health
-        .report()
-        .filter((p) => p.requests > 0)
-        .map((p) => [p.provider, p.p50_ms]),
-    );
+    const latency = this.providerLatencies();
     const raw = models.map((m) => scores.get(m.id) ?? 0);
     const low = Math.min(...raw);
     const span = Math.max(...raw) - low;
@@ -260,6 +258,16 @@ export class Router {
         quality: span === 0 ? 1 : Math.round(((rawQuality - low) / span) * 1000) / 1000,
       };
     });
+  }
+
+  /** Each provider's p50 from the gateway's own recent calls, recomputed at most every LATENCY_REFRESH_MS. */
+  private providerLatencies(): Map<string, number> {
+    const now = (this.deps.now ?? Date.now)();
+    if (!this.latencies || now - this.latencies.at >= LATENCY_REFRESH_MS) {
+      const measured = this.deps.health.report().filter((p) => p.requests > 0);
+      this.latencies = { at: now, byProvider: new Map(measured.map((p) => [p.provider, p.p50_ms])) };
+    }
+    return this.latencies.byProvider;
   }
 
   /** `baseline_model` when given (any priced chat model of the catalog), else what `quality` would pick. */
