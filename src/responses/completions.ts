@@ -1,9 +1,10 @@
 import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, type ChatOutcome, chatOutcome, chatPlan } from '../chat/complete.ts';
+import { resolveChatModel } from '../chat/models.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { chatBill, type PreparedChat } from '../chat/service.ts';
 import type { ChatChunk, ReportedUsage } from '../contracts/chat.ts';
-import { invalidField, RequestRefused } from '../contracts/errors.ts';
+import { invalidField } from '../contracts/errors.ts';
 import { meteredCall, serve } from '../pipeline/call.ts';
 import { MeteredStream, type Opened } from '../pipeline/stream.ts';
 import type { CallContext } from '../pipeline/types.ts';
@@ -26,8 +27,9 @@ function hasTextCompletions(model: CatalogModel): boolean {
  * Every other model is refused with the way to ask it in the chat format.
  */
 export function checkTextCompletion(deps: ChatDeps, body: CompletionsRequest): void {
-  const model = deps.catalog.get(body.model);
-  if (!model) throw new RequestRefused('model_not_found', `The model '${body.model}' does not exist`);
+  // Resolved as a chat request resolves it: an unknown model, or one whose provider is not configured, is
+  // refused the same way.
+  const { model } = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, body.model);
   if (!hasTextCompletions(model)) {
     throw invalidField(
       'model',
