@@ -343,6 +343,69 @@ describe('evals: three candidates, twenty items, one winner per metric', () => {
     expect(done).toMatchObject({ status: 'completed', run: 2, items_done: 20 });
   });
 
+  it('x-gw-tag names the calls’ tag; OpenAI-style testing criteria grade instead of the built-in checks', async () => {
+    expect(
+      (
+        await call(
+          key,
+          'POST',
+          '/evals',
+          { name: 't', candidate_models: THREE, dataset: dataset(1), metric: 'cost' },
+          {
+            'x-gw-tag': ' ',
+          },
+        )
+      ).status,
+    ).toBe(400);
+    const created = await call(
+      key,
+      'POST',
+      '/evals',
+      {
+        name: 'graded by criteria',
+        candidate_models: [EXPENSIVE, CHEAPEST],
+        dataset: dataset(4),
+        metric: 'quality',
+        testing_criteria: [
+          {
+            type: 'string_check',
+            name: 'exact',
+            input: '{{sample.output_text}}',
+            reference: '{{item.expected}}',
+            operation: 'eq',
+          },
+          {
+            type: 'score_model',
+            name: 'judge',
+            model: JUDGE,
+            input: [{ role: 'user', content: 'Answer to grade:\n{{sample.output_text}}' }],
+            pass_threshold: 0.5,
+          },
+        ],
+      },
+      { 'x-gw-tag': 'model-bakeoff' },
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const e = await ended(gateway, key, created.body.id);
+    expect(e).toMatchObject({
+      status: 'completed',
+      tag: 'model-bakeoff',
+      judge_model: null,
+      winner_model: EXPENSIVE,
+    });
+    expect(e.testing_criteria).toHaveLength(2);
+    // The right model passes both criteria; the wrong one neither (the score model gives it ¼, under ½).
+    expect((e.results as Json[]).map((r) => r.mean_score)).toEqual([1, 0]);
+    expect((e.results as Json[])[0].judge_cost_cents).toBeGreaterThan(0);
+    const logged = await eventually(
+      async () => call(key, 'GET', `/requests/${e.id}-1-0-0-grader1`),
+      (r) => r.status === 200,
+      5000,
+    );
+    expect(logged.body).toMatchObject({ model: JUDGE, tag: 'model-bakeoff' });
+    expect((await call(key, 'GET', `/requests/${e.id}-1-0-1`)).body.tag).toBe('model-bakeoff');
+  });
+
   it('sends eval.completed to the account’s endpoint, signed with the main key’s secret', async () => {
     const e = qualityEval;
     const hooks = await eventually(
