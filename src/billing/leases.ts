@@ -23,6 +23,16 @@ interface Lease {
   lastUsed: number;
   /** The caps it was granted under: a changed cap or budget returns it, so no request is admitted under an old one. */
   caps: string;
+  /** Each carved hold's command, resolved once queued: the lease is returned only after all of them. */
+  carves: Promise<void>[];
+}
+
+/** Queues the carving of an admitted hold from the lease; resolves once it is in the stream's queue. */
+export type Carve = (leaseId: string) => Promise<void>;
+
+export interface Admitted {
+  leaseId: string;
+  carved: Promise<void>;
 }
 
 interface Scope {
@@ -65,14 +75,15 @@ export class SpendLeases {
     firstMonth: string,
     limits: Limits,
     maxNanos: bigint,
-  ): Promise<string | undefined> {
+    carve: Carve,
+  ): Promise<Admitted | undefined> {
     if (maxNanos <= 0n) return undefined;
     const key = JSON.stringify([accountId, limits.subAccount?.id ?? null, limits.tag?.name ?? null]);
     const scope = this.scope(key, accountId, firstMonth);
     const now = this.now();
     this.noteDemand(scope, maxNanos, now);
     const caps = capsOf(limits);
-    const taken = this.take(scope, maxNanos, caps, now);
+    const taken = this.take(scope, maxNanos, caps, now, carve);
     if (taken) {
       this.renewIfLow(scope, limits, maxNanos);
       return taken;
@@ -83,7 +94,7 @@ export class SpendLeases {
     }
     // The first requests of a busy scope wait for its lease: one append, as a hold of their own would be.
     await scope.next;
-    return this.take(scope, maxNanos, caps, this.now());
+    return this.take(scope, maxNanos, caps, this.now(), carve);
   }
 
   /** Returns every lease (a closing instance), so its headroom need not wait for the leases to expire. */
@@ -93,7 +104,7 @@ export class SpendLeases {
       if (scope.idle) clearTimeout(scope.idle);
       const lease = scope.current;
       scope.current = undefined;
-      if (lease) returns.push(this.release(scope, lease.leaseId));
+      if (lease) returns.push(this.release(scope, lease));
     }
     await Promise.allSettled(returns);
   }
@@ -131,18 +142,26 @@ export class SpendLeases {
   }
 
   /** Takes the worst case out of the current lease; a lease that is too old, too small or under old caps is returned. */
-  private take(scope: Scope, maxNanos: bigint, caps: string, now: number): string | undefined {
+  private take(
+    scope: Scope,
+    maxNanos: bigint,
+    caps: string,
+    now: number,
+    carve: Carve,
+  ): Admitted | undefined {
     const lease = scope.current;
     if (!lease) return undefined;
     if (now >= lease.admitUntil || lease.caps !== caps || lease.freeNanos < maxNanos) {
-      // Returned before the fallback's own hold is submitted, so that hold can use what the lease held.
       scope.current = undefined;
-      void this.release(scope, lease.leaseId);
+      void this.release(scope, lease);
       return undefined;
     }
     lease.freeNanos -= maxNanos;
     lease.lastUsed = now;
-    return lease.leaseId;
+    // Queued here, in the same turn as the admission, so no return of the lease can be queued before it.
+    const carved = carve(lease.leaseId);
+    lease.carves.push(carved);
+    return { leaseId: lease.leaseId, carved };
   }
 
   private renewIfLow(scope: Scope, limits: Limits, maxNanos: bigint): void {
@@ -182,10 +201,11 @@ export class SpendLeases {
           admitUntil: this.now() + LEASE_ADMIT_MS,
           lastUsed: this.now(),
           caps: capsOf(limits),
+          carves: [],
         };
         const previous = scope.current;
         scope.current = lease;
-        if (previous) void this.release(scope, previous.leaseId);
+        if (previous) void this.release(scope, previous);
         return lease;
       })
       .catch(() => {
@@ -199,15 +219,17 @@ export class SpendLeases {
   }
 
   /**
-   * Returns what is left of a lease. Holds carved from it were submitted before, so they are decided first; the
-   * return rides in the stream's next append (a fallback hold submitted right after shares it).
+   * Returns what is left of a lease, once every hold carved from it is queued (so decided before the return: a
+   * carve decided after it would find no lease, and its request would be charged as an overrun of no hold).
+   * The return rides in the stream's next append.
    */
-  private release(scope: Scope, leaseId: string): Promise<unknown> {
+  private async release(scope: Scope, lease: Lease): Promise<unknown> {
+    await Promise.all(lease.carves);
     return this.ledger
       .submit(
         scope.accountId,
         scope.firstMonth,
-        { type: 'Release', holdId: leaseId, reason: 'returned' },
+        { type: 'Release', holdId: lease.leaseId, reason: 'returned' },
         { lazyMs: 0 },
       )
       .catch(() => {
@@ -222,7 +244,7 @@ export class SpendLeases {
       const lease = scope.current;
       if (lease && (now >= lease.admitUntil || now - lease.lastUsed >= IDLE_MS)) {
         scope.current = undefined;
-        void this.release(scope, lease.leaseId);
+        void this.release(scope, lease);
       }
       if (!scope.current && !scope.next && now - scope.windowStart >= 2 * LEASE_ADMIT_MS) {
         this.scopes.delete(key);

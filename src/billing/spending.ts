@@ -120,28 +120,29 @@ export class Spending {
     const firstMonth = this.firstMonth(auth.accountId);
     const expiresAt = new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString();
     // Long-lived holds (jobs, batches) outlive any lease; they are held on their own.
-    const leaseId =
+    const admitted =
       request.ttlMs === undefined
-        ? await this.leases?.admit(auth.accountId, firstMonth, limits, request.maxNanos)
+        ? await this.leases?.admit(auth.accountId, firstMonth, limits, request.maxNanos, (leaseId) =>
+            this.carve(auth.accountId, firstMonth, {
+              type: 'Reserve',
+              holdId,
+              requestId: request.requestId,
+              minNanos: request.maxNanos,
+              maxNanos: request.maxNanos,
+              expiresAt,
+              limits,
+              leaseId,
+            }),
+          )
         : undefined;
-    if (leaseId !== undefined) {
-      const carved = this.carve(auth.accountId, firstMonth, {
-        type: 'Reserve',
-        holdId,
-        requestId: request.requestId,
-        minNanos: request.maxNanos,
-        maxNanos: request.maxNanos,
-        expiresAt,
-        limits,
-        leaseId,
-      });
+    if (admitted !== undefined) {
       return {
         holdId,
         requestId: request.requestId,
         grantedNanos: request.maxNanos,
         accountId: auth.accountId,
         limits,
-        carved,
+        carved: admitted.carved,
         ...(request.log && { log: request.log }),
       };
     }
