@@ -107,7 +107,9 @@ export function installEdge(app: FastifyInstance, limits: EdgeLimits): void {
     { parseAs: 'buffer' },
     async (_request: FastifyRequest, body: Buffer) => parseJsonBody(body),
   );
-  // Any other type (multipart and text/plain have their own parsers) is refused before its body is read.
+  // No route takes text: a text/plain body is refused as any other type, not read as a JSON string.
+  app.removeContentTypeParser('text/plain');
+  // Any other type (multipart has its own parser) is refused before its body is read.
   app.addContentTypeParser('*', async (request: FastifyRequest) => {
     throw unsupportedType(request.headers['content-type']);
   });
