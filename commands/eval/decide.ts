@@ -48,9 +48,9 @@ export function evolve(state: EvalState, event: EvalEvent): EvalState {
     case 'EvalRunStarted':
       return { ...state, status: 'running', takes: state.takes + 1 };
     case 'EvalItemScored': {
+      // In place: a run records up to 20,000 answers, and copying the map for each would be quadratic.
       const d = event.data;
-      const results = new Map(state.results);
-      results.set(resultKey(d.item, d.model), {
+      state.results.set(resultKey(d.item, d.model), {
         item: d.item,
         model: d.model,
         score: d.score,
@@ -59,7 +59,7 @@ export function evolve(state: EvalState, event: EvalEvent): EvalState {
         latencyMs: d.latencyMs,
         failed: d.error !== null,
       });
-      return { ...state, results };
+      return state;
     }
     case 'EvalCompleted':
       return { ...state, status: 'completed' };

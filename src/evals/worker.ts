@@ -48,8 +48,10 @@ export function evalConcurrency(env: NodeJS.ProcessEnv): number {
 /** How often a running eval looks whether it was cancelled. */
 const CANCEL_POLL_MS = 200;
 const NEVER = new AbortController().signal;
-/** The longest answer kept in the event; the whole one is in the request log. */
-const MAX_OUTPUT_CHARS = 2_000;
+/** The longest answer (and grading prompt) kept in the event; the whole one is in the request log. */
+const MAX_EVENT_CHARS = 2_000;
+const clipped = (text: string) =>
+  text.length > MAX_EVENT_CHARS ? `${text.slice(0, MAX_EVENT_CHARS)}…` : text;
 /** Looks for a logged body this many times, 100 ms apart, before counting it lost. */
 const BODY_WAITS = 20;
 /** A grade is one number. */
@@ -325,10 +327,14 @@ export class EvalWorker {
     });
     await this.record({
       ...base,
-      output: output.length > MAX_OUTPUT_CHARS ? `${output.slice(0, MAX_OUTPUT_CHARS)}…` : output,
+      output: clipped(output),
       score: graded.score,
       grader: graded.grader,
-      judge: graded.judge && { ...graded.judge, costNanos: graded.judge.costNanos.toString() },
+      judge: graded.judge && {
+        ...graded.judge,
+        prompt: clipped(graded.judge.prompt),
+        costNanos: graded.judge.costNanos.toString(),
+      },
       costNanos: costNanos.toString(),
       latencyMs: Math.max(0, Math.round(latencyMs)),
       error: null,
