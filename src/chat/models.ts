@@ -6,7 +6,10 @@ import { RequestRefused } from '../contracts/errors.ts';
 import { providerEnv } from '../provider-env.ts';
 import { adapterFor, isAvailable, upstreamOf } from '../providers/registry.ts';
 
-/** Until the router exists, `auto` (and no model at all) means the built-in default. */
+/**
+ * What `auto` (or no model) resolves to here. Chat requests never get this far with one: the router chooses their
+ * model first (chat/routed.ts); only a caller checking a model name on its own resolves `auto` to this default.
+ */
 export const DEFAULT_CHAT_MODEL = 'local/echo';
 
 export interface ChatTarget {
