@@ -31,6 +31,7 @@ const expectRefused = async (response: Response, field: string) => {
       error: {
         message: `Invalid body: '${field}': contains a NUL character or an unpaired surrogate`,
         type: 'invalid_request_error',
+        param: field,
         code: 400,
       },
     },
@@ -86,6 +87,7 @@ describe.each([
       error: {
         message: "Invalid querystring: 'after': contains a NUL character or an unpaired surrogate",
         type: 'invalid_request_error',
+        param: 'after',
         code: 400,
       },
     });
@@ -93,6 +95,7 @@ describe.each([
       error: {
         message: "Invalid params: 'id': contains a NUL character or an unpaired surrogate",
         type: 'invalid_request_error',
+        param: 'id',
         code: 400,
       },
     });
