@@ -164,6 +164,31 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     expect(one).toMatchObject({ id: remote.request_id, status: 200 });
   });
 
+  it('embeds, moderates, translates and classifies through the same twins', async () => {
+    const client = await connect(mainKey);
+    const embedded = await call(client, 'embed', { model: 'local/embed', input: ['the cat', 'a dog'] });
+    expect(embedded.embeddings).toHaveLength(2);
+    expect(embedded.embeddings[0]).toHaveLength(1536);
+    expect(embedded).toMatchObject({ model: 'local/embed', request_id: expect.stringMatching(/^mcp-/) });
+    const moderated = await call(client, 'moderate', {
+      model: 'local/moderation',
+      input: 'a friendly hello',
+    });
+    expect(moderated.results[0].flagged).toBe(false);
+    const translated = await call(client, 'translate', {
+      model: 'local/echo',
+      text: 'hello',
+      target_lang: 'de',
+    });
+    expect(translated).toMatchObject({ object: 'translation', model: 'local/echo', target_lang: 'de' });
+    const classified = await call(client, 'classify', {
+      model: 'local/echo',
+      input: 'I love it',
+      labels: ['positive', 'negative'],
+    });
+    expect(classified.model).toBe('local/echo');
+  });
+
   it('reads the catalog with prices and filters, and one model', async () => {
     const client = await connect(mainKey);
     const chats = await call(client, 'list_models', { provider: 'openai', modality: 'text' });
