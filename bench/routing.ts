@@ -63,7 +63,10 @@ export async function routerMicro(): Promise<RouterMicro> {
     complexityLongUs: await perCallUs(9, 200, () => estimateComplexity({ lastUserText: long, messages: 2 })),
     decisionUs: await perCallUs(9, 1000, () => router.route(ask, { remember: false })),
     countAndDecisionUs: await perCallUs(9, 500, async () =>
-      router.route(await routeAsk('acct_bench', 'auto', 'auto', body), { remember: false }),
+      // A fresh body each time: a body's count is kept with it.
+      router.route(await routeAsk('acct_bench', 'auto', 'auto', { ...body, messages: [...body.messages] }), {
+        remember: false,
+      }),
     ),
     candidates: decision.candidates.length,
   };
