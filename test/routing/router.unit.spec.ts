@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/index.ts';
+import { QUALITY_PRIOR } from '../../src/catalog/quality.ts';
 import { usdText } from '../../src/pipeline/headers.ts';
 import { ProviderHealth } from '../../src/providers/health.ts';
 import { estimateComplexity } from '../../src/routing/complexity.ts';
@@ -143,5 +144,23 @@ describe('the router over the catalog', () => {
     await expect(router.route(ask({ baselineModel: 'google/gemini-2.0-flash-lite' }))).rejects.toThrow(
       /^'baseline_model': no fitting model costs at most google\/gemini-2.0-flash-lite for this request/,
     );
+  });
+});
+
+describe('the quality prior', () => {
+  it('names priced chat models of the catalog, once each, every figure with its source and date', () => {
+    const catalog = buildCatalog();
+    const ids = QUALITY_PRIOR.map((f) => f.model);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const figure of QUALITY_PRIOR) {
+      const model = catalog.get(figure.model);
+      expect(model, figure.model).toBeDefined();
+      expect(model?.modality).toBe('text');
+      expect(model?.capabilities).toContain('chat');
+      expect(model?.prices.inputNanosPerMillion).not.toBeNull();
+      expect(figure.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(figure.source.length).toBeGreaterThan(10);
+      expect(figure.listedAs.length).toBeGreaterThan(0);
+    }
   });
 });
