@@ -222,7 +222,9 @@ async function main(): Promise<void> {
   log(
     `cache, in process: a semantic lookup among ${cacheIndex.entries} entries of one tenant: ` +
       cacheIndex.lookups
-        .map((l) => `${l.ms} ms at ${l.dimensions} dimensions (${l.megabytes} MB)`)
+        .map(
+          (l) => `${l.ms} ms (${l.hitMs} ms finding one) at ${l.dimensions} dimensions (${l.megabytes} MB)`,
+        )
         .join(', '),
   );
   const sampler = new MemorySampler(100);

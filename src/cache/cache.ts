@@ -10,7 +10,7 @@ import type { CacheEmbedder } from './embedder.ts';
 import { type CachedAnswer, type CacheEntry, type CacheStore, priceLines } from './entry.ts';
 import { canonicalJson, exactKey, scopeOf, sha256 } from './key.ts';
 import { type CachePolicy, MODE_DESCRIPTIONS } from './mode.ts';
-import { ScopeIndex } from './vector-index.ts';
+import { ScopeIndex, signatureOf } from './vector-index.ts';
 
 export interface CacheSettings {
   ttlMs: number;
@@ -265,6 +265,7 @@ export class ResponseCache {
           group: probe.semantic.group,
           key: probe.key,
           vector: probe.semantic.vector,
+          signs: signatureOf(probe.semantic.vector),
           expiresAtMs: Date.parse(entry.expiresAt),
         });
       }

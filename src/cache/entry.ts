@@ -48,6 +48,8 @@ export interface StoredVector {
   group: string;
   key: string;
   vector: Float32Array;
+  /** Its sign bits against the index's hyperplanes (vector-index.ts), when stored with it. */
+  signs?: [number, number];
   expiresAtMs: number;
 }
 

@@ -19,8 +19,10 @@ CREATE TABLE IF NOT EXISTS response_cache_vectors (
   grp text NOT NULL,
   key text NOT NULL,
   vector bytea NOT NULL,
+  signs bigint,
   expires_at timestamptz NOT NULL
 );
+ALTER TABLE response_cache_vectors ADD COLUMN IF NOT EXISTS signs bigint;
 CREATE INDEX IF NOT EXISTS response_cache_vectors_scope ON response_cache_vectors (scope, seq);
 CREATE INDEX IF NOT EXISTS response_cache_vectors_account ON response_cache_vectors (account_id);
 CREATE TABLE IF NOT EXISTS response_cache_generations (
@@ -61,9 +63,19 @@ export class PostgresCacheStore implements CacheStore {
 
   async addVector(scope: string, accountId: string, vector: Omit<StoredVector, 'seq'>): Promise<void> {
     await this.pool.query(
-      `INSERT INTO response_cache_vectors (scope, account_id, grp, key, vector, expires_at)
-       VALUES ($1, $2, $3, $4, $5, to_timestamp($6 / 1000.0))`,
-      [scope, accountId, vector.group, vector.key, vectorBytes(vector.vector), vector.expiresAtMs],
+      `INSERT INTO response_cache_vectors (scope, account_id, grp, key, vector, signs, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7 / 1000.0))`,
+      [
+        scope,
+        accountId,
+        vector.group,
+        vector.key,
+        vectorBytes(vector.vector),
+        vector.signs
+          ? BigInt.asIntN(64, (BigInt(vector.signs[1]) << 32n) | BigInt(vector.signs[0])).toString()
+          : null,
+        vector.expiresAtMs,
+      ],
     );
   }
 
@@ -73,9 +85,10 @@ export class PostgresCacheStore implements CacheStore {
       grp: string;
       key: string;
       vector: Buffer;
+      signs: string | null;
       expires_ms: string;
     }>(
-      `SELECT seq, grp, key, vector, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms
+      `SELECT seq, grp, key, vector, signs, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms
        FROM response_cache_vectors WHERE scope = $1 AND seq > $2 AND expires_at > now() ORDER BY seq`,
       [scope, seq],
     );
@@ -84,6 +97,7 @@ export class PostgresCacheStore implements CacheStore {
       group: r.grp,
       key: r.key,
       vector: vectorOf(r.vector),
+      ...(r.signs !== null && { signs: splitSigns(BigInt.asUintN(64, BigInt(r.signs))) }),
       expiresAtMs: Number(r.expires_ms),
     }));
   }
@@ -126,4 +140,8 @@ export class PostgresCacheStore implements CacheStore {
   }
 
   async close(): Promise<void> {}
+}
+
+function splitSigns(bits: bigint): [number, number] {
+  return [Number(bits & 0xffffffffn), Number(bits >> 32n)];
 }

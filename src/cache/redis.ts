@@ -39,6 +39,7 @@ export class RedisCacheStore implements CacheStore {
       group: vector.group,
       key: vector.key,
       expiresAtMs: vector.expiresAtMs,
+      signs: vector.signs,
       vector: vectorBytes(vector.vector).toString('base64'),
     });
     const ttlMs = Math.max(1, vector.expiresAtMs - Date.now());
@@ -58,7 +59,13 @@ export class RedisCacheStore implements CacheStore {
     const items = await this.redis.lrange(this.vectorsKey(scope), from, -1);
     const now = Date.now();
     return items.flatMap((item, i) => {
-      const record = JSON.parse(item) as { group: string; key: string; expiresAtMs: number; vector: string };
+      const record = JSON.parse(item) as {
+        group: string;
+        key: string;
+        expiresAtMs: number;
+        vector: string;
+        signs?: [number, number];
+      };
       if (record.expiresAtMs <= now) return [];
       return [
         {
@@ -66,6 +73,7 @@ export class RedisCacheStore implements CacheStore {
           group: record.group,
           key: record.key,
           vector: vectorOf(Buffer.from(record.vector, 'base64')),
+          ...(record.signs && { signs: record.signs }),
           expiresAtMs: record.expiresAtMs,
         },
       ];
