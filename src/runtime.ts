@@ -12,9 +12,10 @@ import { BatchService } from './batches/service.ts';
 import { BatchWorker, batchConcurrency } from './batches/worker.ts';
 import { RequestBodies } from './billing/request-log.ts';
 import { Spending } from './billing/spending.ts';
+import { openResponseCache } from './cache/open.ts';
 import { buildCatalog, type CatalogSource } from './catalog/index.ts';
 import type { Config } from './config.ts';
-import { openResponseCache } from './cache/open.ts';
+import { registerDashboard } from './dashboard/index.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { EvalQuality } from './evals/quality.ts';
@@ -31,10 +32,11 @@ import { trackTraffic } from './http/traffic.ts';
 import { startJobWorker } from './jobs/loop.ts';
 import { transcriptionKind } from './jobs/transcription.ts';
 import { jobSource, notifyJobEnded } from './jobs/webhook.ts';
-import { registerMcp } from './mcp/index.ts';
 import { openRateLimiter } from './limits/open.ts';
+import { registerMcp } from './mcp/index.ts';
 import { MediaUrls } from './media/signed-urls.ts';
 import { allowPrivateUrls } from './net/url-guard.ts';
+import { CardTopUps, stripeSettings } from './payments/stripe.ts';
 import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
@@ -44,8 +46,6 @@ import { ReplayService } from './replays/service.ts';
 import { ShadowWorker } from './replays/shadow.ts';
 import { startRetentionWorker } from './requests/retention.ts';
 import { Router } from './routing/router.ts';
-import { registerDashboard } from './dashboard/index.ts';
-import { CardTopUps, stripeSettings } from './payments/stripe.ts';
 import { warmTokenizer } from './tokens/count.ts';
 import { recordCatalogChanges } from './webhooks/catalog-changes.ts';
 import { Webhooks } from './webhooks/service.ts';
@@ -311,7 +311,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   });
   await registerMcp(app, { config, live, blobs, media, log: options.log });
   await registerDashboard(app, {
-    ...{ pool: database.pool, store, live, accounts, subAccounts, replays, evals, webhooks, requestBodies, blobs, chat },
+    ...{ pool: database.pool, store, live, accounts, subAccounts, replays, evals, webhooks, blobs, chat },
+    requestBodies,
     cardTopUps: new CardTopUps(stripeSettings(config.env), accounts),
     projections,
     adminToken,

@@ -90,7 +90,15 @@ export const balancesProjection: Projection = {
            UPDATE ${t.balances} SET balance_nanos = balance_nanos - $4::numeric,
              topped_up_nanos = topped_up_nanos - $4::numeric, updated_at = $7
            WHERE account_id = $2 AND EXISTS (SELECT 1 FROM inserted)`,
-          [stored.id, d.accountId, d.reference, d.amountNanos, d.refundedNanos, d.refundReference, stored.occurredAt],
+          [
+            stored.id,
+            d.accountId,
+            d.reference,
+            d.amountNanos,
+            d.refundedNanos,
+            d.refundReference,
+            stored.occurredAt,
+          ],
         );
         return;
       }

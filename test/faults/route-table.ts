@@ -177,7 +177,12 @@ function dashboardRoutes(): Route[] {
     page('POST', '/billing/top-up', { amount: '25', _csrf: 'x' }),
     page('GET', '/admin'),
     page('POST', '/admin/audit', { _csrf: 'x' }),
-    { method: 'POST', path: '/webhooks/stripe', body: { type: 'checkout.session.completed' }, credential: 'none' },
+    {
+      method: 'POST',
+      path: '/webhooks/stripe',
+      body: { type: 'checkout.session.completed' },
+      credential: 'none',
+    },
   ];
 }
 
