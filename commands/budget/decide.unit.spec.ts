@@ -293,3 +293,47 @@ describe('budget decider: the request log', () => {
     expect(events.reduce(evolve, state).lifetimeChargedNanos).toBe(0n);
   });
 });
+
+describe('budget decider: a charge of a known amount (a cached answer)', () => {
+  const known = (holdId: string, amount: bigint, over: Partial<Limits> = {}): BudgetCommand => ({
+    type: 'Charge',
+    holdId,
+    requestId: `r-${holdId}`,
+    chargedNanos: amount,
+    charge: { ...charge, discount: 'cache' },
+    expiresAt: '2026-03-10T00:00:00.000Z',
+    limits: limits(over),
+  });
+
+  it('holds and settles the whole amount in one decision', () => {
+    const events = given([opened]).when(known('c1', 300n));
+    expect(events.map((e) => e.type)).toEqual(['SpendReserved', 'SpendSettled']);
+    expect(events[0]?.data).toMatchObject({ holdId: 'c1', amountNanos: '300' });
+    expect(events[1]?.data).toMatchObject({
+      holdId: 'c1',
+      heldNanos: '300',
+      chargedNanos: '300',
+      releasedNanos: '0',
+    });
+    const after = events.reduce(evolve, given([opened]).state);
+    expect(after.lifetimeChargedNanos).toBe(300n);
+    expect(after.holds.size).toBe(0);
+  });
+
+  it('refuses when any scope lacks room for the whole amount, as a reservation would', () => {
+    const capped = { subAccount: { id: 's', capNanos: 500n } };
+    const { when } = given([opened, reserved('h1', 300, { subAccountId: 's' })]);
+    expect(when(known('c2', 300n, capped)).some((e) => e.type === 'SpendSettled')).toBe(false);
+    expect(when(known('c3', 200n, capped)).map((e) => e.type)).toContain('SpendSettled');
+    expect(
+      given([opened])
+        .when(known('c4', 1_001n))
+        .some((e) => e.type === 'SpendSettled'),
+    ).toBe(false);
+  });
+
+  it('charges once for a repeated hold id', () => {
+    const first = given([opened]).when(known('c5', 10n));
+    expect(given([opened, ...first]).when(known('c5', 10n))).toEqual([]);
+  });
+});
