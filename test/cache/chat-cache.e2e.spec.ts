@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
 import { startOpenAiUpstream } from '../upstreams/openai.ts';
@@ -349,5 +350,13 @@ describe('what is never stored', () => {
     expect(
       (await client.chat.completions.create(left).withResponse()).response.headers.get('x-cache-status'),
     ).toBe('miss');
+  });
+});
+
+describe('the books', () => {
+  it('leave a log whose holds, caps, prices and balances the audit passes, hits included', async () => {
+    const audit = await runCli(['audit'], gateway.env);
+    for (const check of ['holds', 'caps', 'balances', 'pricing'])
+      expect(audit.stdout, audit.stdout).toMatch(new RegExp(`PASS\\s+${check}\\s`));
   });
 });
