@@ -6,9 +6,10 @@ import { type Answer, type FaultGateway, send, startFaultGateway } from './fault
 /**
  * Two accounts (A, B), each with a sub-account (SA, SB): four scopes, each owning one of every resource the
  * gateway has today. Every route that reads, changes or lists a resource is tried with the other scopes' keys.
- * Not built yet, so not tried: cache entries; webhook deliveries have no read route.
+ * Cache entries are tried apart: another scope's question must miss, and a purge reaches only the purger's scope.
+ * Webhook deliveries have no read route.
  */
-const NOT_BUILT = ['cache'];
+const NOT_BUILT: string[] = [];
 
 interface Scope {
   name: string;
@@ -381,5 +382,38 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
     expect(leaks).toEqual([]);
     expect(listLeaks).toEqual([]);
     expect(damaged).toEqual([]);
+  });
+
+  it('never serves one scope’s cached answer to another, and a purge reaches only the purger’s scope', async () => {
+    const ask = async (by: Scope, owner: Scope) => {
+      const answer = await call(by.key, 'POST', '/v1/chat/completions', {
+        model: 'local/echo',
+        max_tokens: 16,
+        cache: 'force',
+        messages: [{ role: 'user', content: `what ${owner.name} asked the cache` }],
+      });
+      return `${answer.status} ${answer.headers['x-cache-status']}`;
+    };
+    const served: string[] = [];
+    for (const owner of scopes) {
+      if ((await ask(owner, owner)) !== '200 miss') served.push(`${owner.name} first ask`);
+      if ((await ask(owner, owner)) !== '200 hit; type=exact') served.push(`${owner.name} not served its own`);
+    }
+    // Each other scope asks each owner's question once: always a miss, never the owner's answer.
+    for (const owner of scopes)
+      for (const by of scopes)
+        if (by !== owner && (await ask(by, owner)) !== '200 miss')
+          served.push(`${by.name} was served ${owner.name}'s answer`);
+    // Purges by the other family and by a sub-account leave A's own entry; A's purge takes SA's too.
+    const [a, sa, b, sb] = scopes as [Scope, Scope, Scope, Scope];
+    for (const purger of [b, sb, sa]) await call(purger.key, 'DELETE', '/v1/cache');
+    if ((await ask(a, a)) !== '200 hit; type=exact') served.push(`a purge by another scope dropped A's entry`);
+    if ((await ask(b, b)) !== '200 miss') served.push(`B's purge left B's entry`);
+    await call(a.key, 'DELETE', '/v1/cache');
+    if ((await ask(sa, sa)) !== '200 miss') served.push(`A's purge left SA's entry`);
+    if ((await ask(sb, b)) !== '200 miss') served.push(`A's purge changed what SB holds`);
+    console.log(`FAULTS tenancy cache scopes=${scopes.length} findings=${served.length}`);
+    for (const line of served.slice(0, 20)) console.log(`FAULTS tenancy cache ${line}`);
+    expect(served).toEqual([]);
   });
 });
