@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { monthOf } from '../../../events/budget.ts';
 import { webhookStream } from '../../../events/webhook.ts';
+import { subAccountSpending } from '../../../projections/usage/index.ts';
 import { deliveriesOf, endpointOf } from '../../../projections/webhook-deliveries/queries.ts';
 import type { KeyHolder } from '../../accounts/live-state.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
@@ -13,6 +14,7 @@ import { csrfField, type Viewer } from '../layout.ts';
 import { mainKeys, spendBy } from '../queries.ts';
 
 type KeyViewer = Extract<Viewer, { kind: 'account' }>;
+const centsToNanos = (cents: number) => BigInt(cents) * 10_000_000n;
 const form = (request: FastifyRequest) => (request.body ?? {}) as Record<string, unknown>;
 const text = (value: unknown, max = 200) =>
   typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : undefined;
@@ -106,7 +108,10 @@ revoked from it: sign in with another.</p>`,
     viewer: KeyViewer,
     created?: { id: string; key: string },
   ) => {
-    const subs = await deps.subAccounts.list(holderOf(viewer));
+    const [subs, spent] = await Promise.all([
+      deps.subAccounts.list(holderOf(viewer)),
+      subAccountSpending(deps.pool, viewer.accountId),
+    ]);
     return ctx.render(reply, viewer, {
       title: 'Sub-accounts',
       section: '/dashboard/sub-accounts',
@@ -116,7 +121,7 @@ revoked from it: sign in with another.</p>`,
         (
           s,
         ) => html`<tr><td><a href="/dashboard/sub-accounts/${s.id}">${s.name}</a></td><td>${s.id}</td><td>${s.default_tag ?? ''}</td>
-  <td class="num">${s.rate_limit_rpm}/min</td><td class="num">$${s.spent_cents.toFixed(2)}</td><td class="num">$${(s.spend_cap_cents / 100).toFixed(2)}</td></tr>`,
+  <td class="num">${s.rate_limit_rpm}/min</td><td class="num">${money(spent.get(s.id) ?? 0n)}</td><td class="num">${money(centsToNanos(s.spend_cap_cents))}</td></tr>`,
       )}</tbody></table>
 <h2>New sub-account</h2>
 <form method="post" action="/dashboard/sub-accounts" class="row" id="create-sub-account">${csrfField(viewer)}
@@ -168,6 +173,7 @@ revoked from it: sign in with another.</p>`,
     async (request, reply) => {
       const viewer = ctx.main(request);
       const sub = await deps.subAccounts.get(holderOf(viewer), request.params.id);
+      const spent = await subAccountSpending(deps.pool, viewer.accountId, sub.id);
       const month = monthOf(deps.clock());
       const usage = await spendBy(
         deps.pool,
@@ -181,14 +187,14 @@ revoked from it: sign in with another.</p>`,
         body: html`<p class="muted">${sub.id}${sub.external_ref ? ` · ${sub.external_ref}` : ''}</p>
 <form method="post" action="/dashboard/sub-accounts/${sub.id}" class="row" id="edit-sub-account">${csrfField(viewer)}
   <label>Name<input name="name" value="${sub.name}" maxlength="200"></label>
-  <label>Spend cap ($)<input name="spend_cap" value="${(sub.spend_cap_cents / 100).toFixed(2)}" inputmode="decimal"></label>
+  <label>Spend cap ($)<input name="spend_cap" value="${usd(centsToNanos(sub.spend_cap_cents)).slice(1).replaceAll(',', '')}" inputmode="decimal"></label>
   <label>Rate limit (requests/min)<input name="rate_limit_rpm" value="${sub.rate_limit_rpm}" inputmode="numeric"></label>
   <label>Default tag<input name="default_tag" value="${sub.default_tag ?? ''}" maxlength="128"></label>
   <label>External reference<input name="external_ref" value="${sub.external_ref ?? ''}" maxlength="200"></label>
   <button type="submit">Save</button>
 </form>
-<div class="cards"><div class="card"><div class="label">Spent (lifetime)</div><div class="value">$${sub.spent_cents.toFixed(2)}</div></div>
-<div class="card"><div class="label">Cap</div><div class="value">$${(sub.spend_cap_cents / 100).toFixed(2)}</div></div></div>
+<div class="cards"><div class="card"><div class="label">Spent (lifetime)</div><div class="value">${money(spent.get(sub.id) ?? 0n)}</div></div>
+<div class="card"><div class="label">Cap</div><div class="value">${money(centsToNanos(sub.spend_cap_cents))}</div></div></div>
 <h2>Usage in ${month} (UTC), by tag</h2>
 <table id="sub-account-usage"><thead><tr><th>Tag</th><th class="num">Requests</th><th class="num">Cost</th></tr></thead>
 <tbody>${usage.map((u) => html`<tr><td>${u.key || '(none)'}</td><td class="num">${u.requests}</td><td class="num">${money(u.cost_nanos)}</td></tr>`)}</tbody></table>
