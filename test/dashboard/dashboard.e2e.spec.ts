@@ -236,6 +236,8 @@ describe('the dashboard, as an account holder', () => {
     await page.click('#create-sub-account button');
     const key = ((await page.textContent('#new-sub-account-key .secret')) as string).trim();
     expect((await json(await v1('/balance', key))).cents).toBe(750);
+    const row = page.locator('#sub-accounts tr', { hasText: 'Customer Three' });
+    expect(await row.locator('td.num').last().textContent()).toBe('$7.50');
     await shot('sub-accounts');
     await page.click('a:text("Customer Three")');
     await page.fill('#edit-sub-account input[name=spend_cap]', '9');
