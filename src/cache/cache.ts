@@ -3,11 +3,9 @@ import { cacheStream } from '../../events/cache.ts';
 import { toNewEvent } from '../../events/index.ts';
 import type { EventStore } from '../../events/store.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
-import type { RequestLog } from '../billing/request-log.ts';
-import type { Spending } from '../billing/spending.ts';
-import { type Charge, priceCharge } from '../contracts/money.ts';
+import type { Charge } from '../contracts/money.ts';
 import type { CacheEmbedder } from './embedder.ts';
-import { type CachedAnswer, type CacheEntry, type CacheStore, priceLines } from './entry.ts';
+import type { CachedAnswer, CacheEntry, CacheStore } from './entry.ts';
 import { canonicalJson, exactKey, scopeOf, sha256 } from './key.ts';
 import { type CachePolicy, MODE_DESCRIPTIONS } from './mode.ts';
 import { ScopeIndex, signatureOf } from './vector-index.ts';
@@ -148,70 +146,6 @@ export class ResponseCache {
     if (generation !== index.generation) index.reset(generation);
     index.add(await this.store.vectorsSince(scope, index.seq));
     return index;
-  }
-
-  /** The headers that say what the cache did, on every answer of an endpoint it serves. */
-  headers(probe: Probe | undefined): Record<string, string> {
-    if (!probe) return { 'x-cache-status': 'skip', 'cache-status': 'gateway; fwd=bypass' };
-    return { 'x-cache-status': probe.status, 'cache-status': probe.cacheStatus };
-  }
-
-  /** Writes what the cache did into the request's log record (before it is settled). */
-  note(log: RequestLog | undefined, probe: Probe): void {
-    if (!log) return;
-    log.cacheStatus = probe.status;
-    if (probe.hit || probe.embeddingCostNanos !== null) {
-      log.cache = {
-        hit: null,
-        embeddingCostNanos: probe.embeddingCostNanos === null ? null : probe.embeddingCostNanos.toString(),
-      };
-    }
-  }
-
-  /**
-   * Bills a hit: half of what the original request was charged (its recorded lines, pass-through and fee, at the
-   * cache discount), in one append through the ledger. Caps and budgets apply as to any request: a scope without
-   * room for it refuses with 402, as a reservation would.
-   */
-  async chargeHit(
-    spending: Spending,
-    context: { auth: KeyHolder; requestId: string; tag: string | null; log?: RequestLog },
-    probe: Probe,
-    response: unknown,
-  ): Promise<Charge> {
-    const hit = probe.hit;
-    if (!hit) throw new Error('charging a cache hit without one');
-    const { entry } = hit;
-    const charge = priceCharge(priceLines(entry.charge), 'cache');
-    const log = context.log;
-    if (log) {
-      this.note(log, probe);
-      log.model = entry.model;
-      log.provider = entry.provider;
-      log.respond(response);
-      log.cache = {
-        hit: {
-          type: hit.type,
-          entryId: entry.id,
-          sourceRequestId: entry.sourceRequestId,
-          similarity: hit.similarity,
-          savedNanos: charge.discountNanos.toString(),
-        },
-        embeddingCostNanos: probe.embeddingCostNanos === null ? null : probe.embeddingCostNanos.toString(),
-      };
-    }
-    await spending.charge(
-      context.auth,
-      { requestId: context.requestId, tag: context.tag, ...(log && { log }) },
-      {
-        model: entry.model,
-        provider: entry.provider,
-        charge,
-        usageReported: entry.charge.usageReported,
-        units: entry.charge.units,
-      },
-    );
-    return charge;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { CacheAsk, Probe, ResponseCache } from '../cache/cache.ts';
+import { noteProbe } from '../cache/charge.ts';
 import type { CachedAnswer, CachedChoice } from '../cache/entry.ts';
 import { keyParts } from '../cache/key.ts';
 import { deterministic, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
@@ -55,7 +56,7 @@ export async function lookupChat(
     probe.status = 'miss';
     probe.cacheStatus = 'gateway; fwd=uri-miss';
   }
-  cache.note(context.log, probe);
+  noteProbe(context.log, probe);
   if (probe.hit && body.stream && context.log) context.log.stream = true;
   return probe;
 }

@@ -1,4 +1,5 @@
 import type { Probe, ResponseCache } from '../../cache/cache.ts';
+import { noteProbe } from '../../cache/charge.ts';
 import { keyParts } from '../../cache/key.ts';
 import { modeOf, policyOf } from '../../cache/mode.ts';
 import type { ModalityDeps, RequestContext, Served } from '../../pipeline/priced.ts';
@@ -39,7 +40,7 @@ export async function lookupEmbeddings(
     probe.status = 'miss';
     probe.cacheStatus = 'gateway; fwd=uri-miss';
   }
-  cache.note(context.log, probe);
+  noteProbe(context.log, probe);
   return probe;
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { chargeHit } from '../../../cache/charge.ts';
 import {
   hitCompletion,
   hitItems,
@@ -29,7 +30,7 @@ export const chatRoutes =
       reply.headers(cacheHeaders(probe));
       const includeUsage = body.stream_options?.include_usage === true;
       if (isHit(probe)) {
-        const charge = await deps.cache?.chargeHit(deps.spending, context, probe, hitCompletion(probe));
+        const charge = await chargeHit(deps.spending, context, probe, hitCompletion(probe));
         const served = hitOutcome(deps.catalog, probe, charge);
         if (!body.stream) {
           servedHeaders(reply, served);

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import type { ResponseCache } from '../../../cache/cache.ts';
+import { chargeHit } from '../../../cache/charge.ts';
 import { hitEmbeddings, lookupEmbeddings, saveEmbeddings } from '../../../modalities/embeddings/cached.ts';
 import { EmbeddingsRequest } from '../../../modalities/embeddings/request.ts';
 import { createEmbeddings } from '../../../modalities/embeddings/service.ts';
@@ -17,7 +18,7 @@ export const embeddingsRoutes =
       reply.headers(cacheHeaders(probe));
       if (probe?.hit) {
         const answer = hitEmbeddings(probe, request.body);
-        const charge = await deps.cache?.chargeHit(deps.spending, context, probe, answer);
+        const charge = await chargeHit(deps.spending, context, probe, answer);
         servedHeaders(reply, hitOutcome(deps.catalog, probe, charge));
         return answer;
       }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { chargeHit } from '../../../cache/charge.ts';
 import type { CachedChoice } from '../../../cache/entry.ts';
 import { modeOf } from '../../../cache/mode.ts';
 import {
@@ -67,7 +68,7 @@ export const messagesRoutes =
           model: probe.hit.entry.model,
           usage,
         });
-        const charge = await deps.cache?.chargeHit(deps.spending, context, probe, message);
+        const charge = await chargeHit(deps.spending, context, probe, message);
         const served = hitOutcome(deps.catalog, probe, charge);
         if (!body.stream) {
           servedHeaders(reply, served);

@@ -1,0 +1,64 @@
+import type { KeyHolder } from '../accounts/live-state.ts';
+import type { RequestLog } from '../billing/request-log.ts';
+import type { Spending } from '../billing/spending.ts';
+import { type Charge, priceCharge } from '../contracts/money.ts';
+import type { Probe } from './cache.ts';
+import { priceLines } from './entry.ts';
+
+/** Writes what the cache did into the request's log record (before it is settled). */
+export function noteProbe(log: RequestLog | undefined, probe: Probe): void {
+  if (!log) return;
+  log.cacheStatus = probe.status;
+  if (probe.hit || probe.embeddingCostNanos !== null) {
+    log.cache = {
+      hit: null,
+      embeddingCostNanos: probe.embeddingCostNanos === null ? null : probe.embeddingCostNanos.toString(),
+    };
+  }
+}
+
+/**
+ * Bills a hit: half of what the original request was charged (its recorded lines, pass-through and fee, at the
+ * cache discount), in one append through the ledger. Caps and budgets apply as to any request: a scope without
+ * room for it refuses with 402, as a reservation would.
+ */
+export async function chargeHit(
+  spending: Spending,
+  context: { auth: KeyHolder; requestId: string; tag: string | null; log?: RequestLog },
+  probe: Probe,
+  response: unknown,
+): Promise<Charge> {
+  const hit = probe.hit;
+  if (!hit) throw new Error('charging a cache hit without one');
+  const { entry } = hit;
+  const charge = priceCharge(priceLines(entry.charge), 'cache');
+  const log = context.log;
+  if (log) {
+    noteProbe(log, probe);
+    log.model = entry.model;
+    log.provider = entry.provider;
+    log.respond(response);
+    log.cache = {
+      hit: {
+        type: hit.type,
+        entryId: entry.id,
+        sourceRequestId: entry.sourceRequestId,
+        similarity: hit.similarity,
+        savedNanos: charge.discountNanos.toString(),
+      },
+      embeddingCostNanos: probe.embeddingCostNanos === null ? null : probe.embeddingCostNanos.toString(),
+    };
+  }
+  await spending.charge(
+    context.auth,
+    { requestId: context.requestId, tag: context.tag, ...(log && { log }) },
+    {
+      model: entry.model,
+      provider: entry.provider,
+      charge,
+      usageReported: entry.charge.usageReported,
+      units: entry.charge.units,
+    },
+  );
+  return charge;
+}
