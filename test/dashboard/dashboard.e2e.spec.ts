@@ -245,6 +245,11 @@ describe('the dashboard, as an account holder', () => {
     await page.waitForSelector('#edit-sub-account input[name=spend_cap][value="9.00"]');
     expect((await json(await v1('/balance', key))).cents).toBe(900);
     await shot('sub-account');
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.click('button:text("Delete sub-account")');
+    await page.waitForSelector('#create-sub-account');
+    expect(await page.textContent('#sub-accounts')).not.toContain('Customer Three');
+    expect((await v1('/balance', key)).status).toBe(401);
   });
 
   it('sets a budget and shows the webhook settings', async () => {
@@ -256,6 +261,10 @@ describe('the dashboard, as an account holder', () => {
     await shot('budgets');
     await page.goto(`${gateway.url}/dashboard/webhooks`);
     await page.waitForSelector('#deliveries');
+    page.once('dialog', (dialog) => dialog.accept());
+    await page.click('button:text("Rotate secret")');
+    const rotated = ((await page.textContent('#rotated-secret .secret')) as string).trim();
+    expect(await json(await v1('/webhook-secret', mainKey))).toMatchObject({ secret: rotated, generation: 1 });
     await shot('webhooks');
     await page.goto(`${gateway.url}/dashboard/evals`);
     await page.waitForSelector('#evals');
