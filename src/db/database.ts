@@ -59,6 +59,7 @@ export async function openDatabase(
         whenRunning: options.whenRunning,
         log: options.log,
         durable: options.durable,
+        small: true,
       });
   const connectionString = config.databaseUrl ?? (embedded as EmbeddedPostgres).connectionString;
   const schema = config.dbSchema;
@@ -76,7 +77,8 @@ export async function openDatabase(
   } finally {
     await bootstrap.end();
   }
-  const pool = resilientPool(clientConfig, 10);
+  // The embedded store serves this process alone, so it gets fewer connections: each is a server process.
+  const pool = resilientPool(clientConfig, embedded ? 5 : 10);
   const extra: pg.Pool[] = [];
   return {
     pool,

@@ -28,6 +28,11 @@ export interface EmbeddedOptions {
   whenRunning: 'attach' | 'restart';
   /** Throwaway clusters for tests skip durability. */
   durable?: boolean;
+  /**
+   * One gateway's own store (the embedded default): a handful of connections and no replication, so fewer and
+   * smaller server processes.
+   */
+  small?: boolean;
   log?: (line: string) => void;
 }
 
@@ -74,6 +79,25 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     '-c',
     'shared_buffers=32MB',
   ];
+  if (options.small)
+    flags.push(
+      // The gateway's pools and a CLI attached beside it (audit, export) need about twenty.
+      '-c',
+      'max_connections=24',
+      '-c',
+      'autovacuum_max_workers=1',
+      '-c',
+      'max_worker_processes=2',
+      '-c',
+      'max_parallel_workers=0',
+      '-c',
+      'max_parallel_workers_per_gather=0',
+      // Nothing replicates from the embedded store: minimal WAL, and no WAL sender slots.
+      '-c',
+      'wal_level=minimal',
+      '-c',
+      'max_wal_senders=0',
+    );
   if (options.durable === false)
     flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
   const connectionString = url(password, port);

@@ -13,8 +13,9 @@ export async function openEventStore(
       return EsdbEventStore.connect(config.esdbUrl as string);
     case 'postgres':
       return PostgresEventStore.open({
-        // Appends get connections of their own, so that projection work never makes a request wait for one.
-        pool: database.dedicatedPool(4),
+        // Appends get connections of their own, so that projection work never makes a request wait for one. One
+        // batch of appends is written at a time; the second connection serves the writers' stream reads.
+        pool: database.dedicatedPool(database.embedded ? 2 : 4),
         listenConfig: database.clientConfig,
         schema: database.schema,
       });
