@@ -65,7 +65,7 @@ export function layout(page: Page, viewer: Viewer | undefined, nav: NavItem[]): 
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"historyCacheSize":0}'>
+<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"historyCacheSize":0,"responseHandling":[{"code":"204","swap":false},{"code":"...","swap":true}]}'>
 <title>${page.title} · Gateway</title>
 <link rel="stylesheet" href="/dashboard/assets/uPlot.min.css">
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">

@@ -254,6 +254,12 @@ describe('the dashboard, as an account holder', () => {
 
   it('sets a budget and shows the webhook settings', async () => {
     await page.goto(`${gateway.url}/dashboard/budgets`);
+    // A refused form shows the refusal in place of the page (htmx swaps error pages in too).
+    await page.fill('#set-budget input[name=tag]', 'search');
+    await page.fill('#set-budget input[name=cap]', 'ten');
+    await page.click('#set-budget button');
+    await page.waitForSelector(`.alert.bad >> text="'cap': an amount in dollars, such as 25 or 12.50"`);
+    await page.goto(`${gateway.url}/dashboard/budgets`);
     await page.fill('#set-budget input[name=tag]', 'search');
     await page.fill('#set-budget input[name=cap]', '5');
     await page.click('#set-budget button');
