@@ -262,7 +262,7 @@ export class Spending {
     const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
     const chargedNanos = input.charge.chargedNanos;
     const record = request.log?.finish({ status: 200, costNanos: chargedNanos, holdId });
-    const decision = await this.ledger.submit(auth.accountId, this.firstMonth(auth.accountId), {
+    const command: BudgetCommand = {
       type: 'Charge',
       holdId,
       requestId: request.requestId,
@@ -271,8 +271,19 @@ export class Spending {
       expiresAt: this.clock().toISOString(),
       limits,
       ...(record && { request: record }),
-    });
-    if (!decision.events.some((e) => e.type === 'SpendSettled')) {
+    };
+    const firstMonth = this.firstMonth(auth.accountId);
+    let decision = await this.ledger.submit(auth.accountId, firstMonth, command);
+    const charged = () => decision.events.some((e) => e.type === 'SpendSettled');
+    // As a reservation does: room that other instances' leases hold comes back within moments.
+    for (let wait = 0; !charged() && wait < LEASE_WAITS; wait++) {
+      const tightest = binding(decision.state, limits);
+      const leased = leasedIn(decision.state, limits, tightest.scope);
+      if (leased === 0n || tightest.remainingNanos + leased < chargedNanos) break;
+      await new Promise((resolve) => setTimeout(resolve, LEASE_WAIT_MS));
+      decision = await this.ledger.submit(auth.accountId, firstMonth, command);
+    }
+    if (!charged()) {
       request.log?.reopen();
       throw refusal(binding(decision.state, limits), chargedNanos, limits);
     }
