@@ -270,7 +270,10 @@ describe('the dashboard, as an account holder', () => {
     page.once('dialog', (dialog) => dialog.accept());
     await page.click('button:text("Rotate secret")');
     const rotated = ((await page.textContent('#rotated-secret .secret')) as string).trim();
-    expect(await json(await v1('/webhook-secret', mainKey))).toMatchObject({ secret: rotated, generation: 1 });
+    expect(await json(await v1('/webhook-secret', mainKey))).toMatchObject({
+      secret: rotated,
+      generation: 1,
+    });
     await shot('webhooks');
     await page.goto(`${gateway.url}/dashboard/evals`);
     await page.waitForSelector('#evals');
