@@ -133,7 +133,7 @@ interface GatewayProcess {
 }
 
 /**
- * Starts `node --import tsx src/server.ts` and gives it accounts (BENCH_ACCOUNTS, default 1) with ample credit
+ * Starts the gateway as `npm start` does (`node scripts/start.mjs`) and gives it accounts (BENCH_ACCOUNTS, default 1) with ample credit
  * and no practical rate limit; requests take their keys in turn.
  */
 async function startGatewayProcess(
@@ -145,7 +145,8 @@ async function startGatewayProcess(
   const port = await freePort();
   // BENCH_GATEWAY_NODE_ARGS: extra flags for the gateway's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const extraArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawnChild(process.execPath, [...extraArgs, ...TSX, join(ROOT, 'src/server.ts')], {
+  // What `npm start` runs: the compiled gateway, built first when the sources are newer than dist/.
+  const child = spawnChild(process.execPath, [...extraArgs, join(ROOT, 'scripts/start.mjs')], {
     cwd: ROOT,
     env: {
       ...process.env,
