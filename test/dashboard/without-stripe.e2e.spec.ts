@@ -92,5 +92,17 @@ describe('a refund of money already spent', () => {
       /WARN +caps[\s\S]*reversal of top-up cli \(\$1\.0+\) leaves account acct_\w+ at -\$0\.\d+, below what it had already spent/,
     );
     expect(audit.report).toMatch(/PASS +balances /);
+    const cookie = await signIn(key);
+    const overview = await (await fetch(`${gateway.url}/dashboard`, { headers: { cookie } })).text();
+    expect(overview).toContain('The balance is exhausted');
+  });
+
+  it('shows another month on the usage page, and refuses a month that is not one', async () => {
+    const cookie = await signIn(key);
+    const october = await fetch(`${gateway.url}/dashboard/usage?month=2020-10`, { headers: { cookie } });
+    expect(await october.text()).toContain('No charges in 2020-10.');
+    const bad = await fetch(`${gateway.url}/dashboard/usage?month=2020-13`, { headers: { cookie } });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toBe("'month': a month as YYYY-MM");
   });
 });
