@@ -83,7 +83,8 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
   const context: DashboardContext = {
     deps,
     sessions,
-    secure: (request) => request.protocol === 'https',
+    // Behind a proxy that ends TLS the request reads as http: GATEWAY_URL says how clients reach the gateway.
+    secure: (request) => request.protocol === 'https' || /^https:/i.test(deps.env.GATEWAY_URL ?? ''),
     render: (reply, viewer, page, status = 200) =>
       reply
         .code(status)
