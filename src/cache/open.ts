@@ -41,7 +41,18 @@ export async function openResponseCache(
     { ttlMs: options.ttlMs, threshold: options.threshold },
     events,
     typeof embedder === 'string' ? undefined : embedder,
-    (message, error) => log(`${message}: ${String(error)}`),
+    quietly(log),
     clock,
   );
+}
+
+/** The cache's failures, logged once per 10 s each: a store that is away would otherwise log every request. */
+function quietly(log: (line: string) => void): (message: string, error: unknown) => void {
+  const last = new Map<string, number>();
+  return (message, error) => {
+    const now = Date.now();
+    if (now - (last.get(message) ?? 0) < 10_000) return;
+    last.set(message, now);
+    log(`${message}: ${String(error)}`);
+  };
 }

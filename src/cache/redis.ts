@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { RequestRefused } from '../contracts/errors.ts';
 import type { CacheEntry, CacheStore, StoredVector } from './entry.ts';
 import { vectorBytes, vectorOf } from './entry.ts';
 
@@ -13,11 +14,24 @@ const glob = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
  */
 export class RedisCacheStore implements CacheStore {
   private readonly redis: Redis;
+  private connectedOnce = false;
 
   constructor(url: string) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS });
     // Failures surface on the commands; the cache then answers as a miss.
     this.redis.on('error', () => {});
+    this.redis.once('ready', () => {
+      this.connectedOnce = true;
+    });
+  }
+
+  /**
+   * A lookup waits on the request path: once connected, a Redis that is away fails the command at once (a miss)
+   * rather than after the client's reconnect attempts, as the rate limiter does.
+   */
+  private ready(): void {
+    if (this.connectedOnce && this.redis.status !== 'ready')
+      throw new RequestRefused('unavailable', `The response cache's Redis is ${this.redis.status}`);
   }
 
   private entryKey = (scope: string, key: string) => `${PREFIX}e:${scope}:${key}`;
@@ -25,16 +39,19 @@ export class RedisCacheStore implements CacheStore {
   private generationKey = (accountId: string) => `${PREFIX}g:${accountId}`;
 
   async get(scope: string, key: string): Promise<CacheEntry | undefined> {
+    this.ready();
     const text = await this.redis.get(this.entryKey(scope, key));
     return text === null ? undefined : (JSON.parse(text) as CacheEntry);
   }
 
   async put(entry: CacheEntry): Promise<void> {
+    this.ready();
     const ttlMs = Math.max(1, Date.parse(entry.expiresAt) - Date.now());
     await this.redis.set(this.entryKey(entry.scope, entry.key), JSON.stringify(entry), 'PX', ttlMs);
   }
 
   async addVector(scope: string, _accountId: string, vector: Omit<StoredVector, 'seq'>): Promise<void> {
+    this.ready();
     const record = JSON.stringify({
       group: vector.group,
       key: vector.key,
@@ -52,6 +69,7 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async vectorsSince(scope: string, seq: number): Promise<StoredVector[]> {
+    this.ready();
     // Sequences start at 1 so that 0 means "none seen", as in the PostgreSQL store. A list shorter than what was
     // seen expired whole (a day without a store) and began again: read it from its start.
     const length = await this.redis.llen(this.vectorsKey(scope));
@@ -81,10 +99,12 @@ export class RedisCacheStore implements CacheStore {
   }
 
   async generation(accountId: string): Promise<number> {
+    this.ready();
     return Number((await this.redis.get(this.generationKey(accountId))) ?? 0);
   }
 
   async purge(accountId: string, subAccountId: string | null): Promise<number> {
+    this.ready();
     const scopes =
       subAccountId === null
         ? [`${glob(accountId)}:*`, `${glob(accountId)}/*`]
