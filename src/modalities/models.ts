@@ -85,9 +85,12 @@ export function defaultModelId<A>(
   endpoint: EndpointSpec<A>,
   preferred: string[],
 ): string {
+  const listed = modelsOf(source.catalog, endpoint.modality);
+  // The built-in local models (keyword rules, a lexical embedding) serve only when no provider can.
   const candidates = [
     ...preferred.map((id) => findModel(source.catalog, id)),
-    ...modelsOf(source.catalog, endpoint.modality),
+    ...listed.filter((model) => model.provider !== 'local'),
+    ...listed.filter((model) => model.provider === 'local'),
   ];
   const usable = candidates.find(
     (model) => model !== undefined && !model.deprecated && servable(source.env, endpoint, model),
