@@ -137,7 +137,7 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
       if ((audience === 'admin') !== (viewer.kind === 'admin'))
         throw new RequestRefused('forbidden', 'This page is not for this sign-in');
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        checkOrigin(request);
+        checkOrigin(request, deps.env.GATEWAY_URL);
         const body = (request.body ?? {}) as Record<string, unknown>;
         const token = request.headers['x-csrf-token'] ?? body._csrf;
         const claims = sessions.read(parseCookies(request.headers.cookie).get(SESSION_COOKIE));
@@ -202,16 +202,20 @@ export function wantsHtml(request: FastifyRequest): boolean {
 }
 
 /** A write must come from the dashboard's own pages: a cross-site Origin is refused before the token is read. */
-function checkOrigin(request: FastifyRequest): void {
+function checkOrigin(request: FastifyRequest, publicUrl: string | undefined): void {
   const origin = request.headers.origin;
   if (!origin || origin === 'null') return;
-  let host: string;
-  try {
-    host = new URL(origin).host;
-  } catch {
-    throw new RequestRefused('forbidden', 'Cross-site request refused');
-  }
-  if (host !== request.headers.host) throw new RequestRefused('forbidden', 'Cross-site request refused');
+  const hostOf = (url: string) => {
+    try {
+      return new URL(url).host;
+    } catch {
+      return undefined;
+    }
+  };
+  const host = hostOf(origin);
+  // The Host a proxy forwards may be its own upstream's; GATEWAY_URL names the one clients use.
+  const ours = [request.headers.host, publicUrl ? hostOf(publicUrl) : undefined];
+  if (!host || !ours.includes(host)) throw new RequestRefused('forbidden', 'Cross-site request refused');
 }
 
 /**
