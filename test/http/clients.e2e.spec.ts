@@ -254,6 +254,27 @@ describe('chat completions', () => {
   });
 });
 
+describe('the echo through Anthropic’s SDK', () => {
+  it('answers a forced tool as a tool_use block', async () => {
+    const message = await anthropic.messages.create({
+      model: 'local/echo',
+      max_tokens: 64,
+      messages: say('Oslo'),
+      tools: [
+        {
+          name: 'get_weather',
+          input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ],
+      tool_choice: { type: 'tool', name: 'get_weather' },
+    });
+    expect(message.stop_reason).toBe('tool_use');
+    expect(message.content).toMatchObject([
+      { type: 'tool_use', name: 'get_weather', input: { city: 'Oslo' } },
+    ]);
+  });
+});
+
 describe('keyless models of the other endpoints', () => {
   it('local/embed: deterministic unit vectors, closer for texts that share spelling', async () => {
     const { data } = await client.embeddings.create({
