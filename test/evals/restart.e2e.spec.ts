@@ -193,10 +193,15 @@ describe('evals across a killed gateway process', () => {
     expect([...settled.values()].every((n) => n === 1)).toBe(true);
     // A call cut off by the kill before it was charged may be made again; never more than were in flight.
     expect(candidateCalls(from)).toBeLessThanOrEqual(60 + 4);
-    const { rows } = await pool.query<{ cost: string }>(
-      `SELECT sum(charged_nanos)::text AS cost FROM charges WHERE starts_with(request_id, $1)`,
-      [`${id}-1-`],
-    );
-    expect(e.cost_cents).toBeCloseTo(Number(rows[0]?.cost) / 1e7, 9);
+    // What the eval says it cost is what was charged, once the judge's charges are projected too.
+    const charged = async () => {
+      const { rows } = await pool.query<{ cost: string }>(
+        `SELECT sum(charged_nanos)::text AS cost FROM charges WHERE starts_with(request_id, $1)`,
+        [`${id}-1-`],
+      );
+      return Number(rows[0]?.cost) / 1e7;
+    };
+    const cost = await eventually(charged, (c) => Math.abs(c - e.cost_cents) < 1e-9, 10_000);
+    expect(cost).toBeCloseTo(e.cost_cents, 9);
   }, 120_000);
 });
