@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { BudgetEvent, ChargeDetail } from '../../events/budget.ts';
 import type { RequestRecord } from '../../events/request.ts';
 import { refusalNotices, thresholdNotices } from './notices.ts';
-import { type BudgetState, type Hold, holdData, pending } from './state.ts';
+import { type BudgetState, type Hold, holdData, pending, toHold } from './state.ts';
 
 export interface Carried {
   lifetimeChargedNanos: bigint;
@@ -52,6 +52,11 @@ export type BudgetCommand =
       limits: Limits;
       /** The request's record, appended with its settlement (the request log costs no append of its own). */
       request?: RequestRecord;
+      /**
+       * For a hold admitted under a lease: its carving, decided first if it was never stored (its append failed),
+       * so the settle always finds the hold it settles.
+       */
+      carve?: ReserveCommand;
     }
   | {
       /** A charge whose amount is known before serving (a cached answer): held and settled in one append. */
@@ -67,6 +72,8 @@ export type BudgetCommand =
   | { type: 'LogRequest'; request: RequestRecord }
   | { type: 'Release'; holdId: string; reason: 'failed' | 'cancelled' | 'returned' }
   | { type: 'ExpireHolds'; now: Date };
+
+export type ReserveCommand = Extract<BudgetCommand, { type: 'Reserve' }>;
 
 export class MonthUnavailable extends Error {
   override readonly name = 'MonthUnavailable';
@@ -218,9 +225,13 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
         },
       ];
     }
-    case 'Settle':
+    case 'Settle': {
       requireOpen(state);
-      return settle(command, state);
+      const unseen = !state.holds.has(command.holdId) && !state.ended.has(command.holdId);
+      const carved = command.carve && unseen ? carve(command.carve, state) : undefined;
+      if (carved?.type !== 'SpendReserved') return settle(command, state);
+      return [carved, ...settle(command, state, toHold(carved.data))];
+    }
     case 'Charge':
       requireOpen(state);
       return chargeKnown(command, state);
@@ -251,10 +262,7 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
 export const LEASE_SHARE_OF_HEADROOM = 4n;
 
 /** A hold admitted in memory under a lease: its whole amount out of the lease, which holds it for it. */
-function carve(
-  command: Extract<BudgetCommand, { type: 'Reserve' }>,
-  state: BudgetState,
-): BudgetEvent | undefined {
+function carve(command: ReserveCommand, state: BudgetState): BudgetEvent | undefined {
   if (command.leaseId === undefined) return undefined;
   const lease = state.holds.get(command.leaseId);
   const sameScopes =
@@ -278,10 +286,14 @@ function carve(
   };
 }
 
-function settle(command: Extract<BudgetCommand, { type: 'Settle' }>, state: BudgetState): BudgetEvent[] {
+function settle(
+  command: Extract<BudgetCommand, { type: 'Settle' }>,
+  state: BudgetState,
+  carved?: Hold,
+): BudgetEvent[] {
   if (state.ended.get(command.holdId) === 'settled') return [];
   // A settle for a hold that was released or expired still charges: the provider billed it.
-  const hold = state.holds.get(command.holdId);
+  const hold = state.holds.get(command.holdId) ?? carved;
   const heldNanos = hold?.amountNanos ?? 0n;
   const chargedNanos = min(command.actualNanos, heldNanos);
   const scopes = {

@@ -114,6 +114,38 @@ describe('budget decider: spend leases', () => {
     ]);
   });
 
+  it('settles a hold whose carve was never stored by carving it first, and only once', () => {
+    const settle = (holdId: string, carved: BudgetCommand): BudgetCommand => ({
+      type: 'Settle',
+      holdId,
+      requestId: `r-${holdId}`,
+      actualNanos: 200n,
+      charge: {
+        model: 'local/echo',
+        provider: 'local',
+        lines: [],
+        passThroughNanos: '0',
+        feeNanos: '0',
+        discount: 'none',
+        discountNanos: '0',
+        usageReported: true,
+        units: 1,
+      },
+      limits: limits(),
+      carve: carved as Extract<BudgetCommand, { type: 'Reserve' }>,
+    });
+    const { state } = run([lease('l1', 1_000n, 1n)]);
+    const lost = run([settle('h1', carve('h1', 'l1', 300n))], state).events;
+    expect(lost.map((e) => [e.type, e.data])).toMatchObject([
+      ['SpendReserved', { holdId: 'h1', leaseId: 'l1', amountNanos: '300' }],
+      ['SpendSettled', { holdId: 'h1', heldNanos: '300', chargedNanos: '200', releasedNanos: '100' }],
+    ]);
+    expect(state.holds.get('l1')?.amountNanos).toBe(700n);
+    const stored = run([carve('h2', 'l1', 300n), settle('h2', carve('h2', 'l1', 300n))], state).events;
+    expect(stored.map((e) => e.type)).toEqual(['SpendReserved', 'SpendSettled']);
+    expect(state.holds.get('l1')?.amountNanos).toBe(400n);
+  });
+
   it('carries a lease into the next month at what is left of it', () => {
     const { state } = run([lease('l1', 1_000n, 1n), carve('h1', 'l1', 250n)]);
     const closed = decide({ type: 'CloseMonth' }, state)[0];

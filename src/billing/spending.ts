@@ -6,6 +6,7 @@ import {
   type Headroom,
   type Limits,
   leasedIn,
+  type ReserveCommand,
 } from '../../commands/budget/decide.ts';
 import type { BudgetLedger } from '../../commands/budget/handler.ts';
 import type { ChargeDetail } from '../../events/budget.ts';
@@ -45,6 +46,8 @@ export interface Hold {
    * need not be: a settle or release queued after it rides in the same append or a later one).
    */
   carved?: Promise<unknown>;
+  /** Its carving from the lease, which the settle carries in case the carve's own append failed. */
+  carve?: ReserveCommand;
 }
 
 export interface SettleInput {
@@ -119,11 +122,12 @@ export class Spending {
     const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
     const firstMonth = this.firstMonth(auth.accountId);
     const expiresAt = new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString();
+    let carve: ReserveCommand | undefined;
     // Long-lived holds (jobs, batches) outlive any lease; they are held on their own.
     const admitted =
       request.ttlMs === undefined
-        ? await this.leases?.admit(auth.accountId, firstMonth, limits, request.maxNanos, (leaseId) =>
-            this.carve(auth.accountId, firstMonth, {
+        ? await this.leases?.admit(auth.accountId, firstMonth, limits, request.maxNanos, (leaseId) => {
+            carve = {
               type: 'Reserve',
               holdId,
               requestId: request.requestId,
@@ -132,8 +136,9 @@ export class Spending {
               expiresAt,
               limits,
               leaseId,
-            }),
-          )
+            };
+            return this.carve(auth.accountId, firstMonth, carve);
+          })
         : undefined;
     if (admitted !== undefined) {
       return {
@@ -143,6 +148,7 @@ export class Spending {
         accountId: auth.accountId,
         limits,
         carved: admitted.carved,
+        ...(carve && { carve }),
         ...(request.log && { log: request.log }),
       };
     }
@@ -183,12 +189,11 @@ export class Spending {
    * stream's next append, at the latest after CARVE_LAZY_MS). Resolves once it is queued, so that the hold's
    * settle or release, queued after it, is decided after it.
    */
-  private carve(accountId: string, firstMonth: string, command: BudgetCommand): Promise<void> {
+  private carve(accountId: string, firstMonth: string, command: ReserveCommand): Promise<void> {
     return new Promise<void>((queued) => {
       this.ledger
         .submit(accountId, firstMonth, command, { lazyMs: CARVE_LAZY_MS, onQueued: queued })
-        // Not carved (the store is away): the lease still holds the money until it expires, and the settle
-        // charges what was used as an overrun of a missing hold; nothing is lost.
+        // Not carved (the store is away): the lease still holds the amount, and the settle carries the carve.
         .catch(() => {})
         .finally(queued);
     });
@@ -230,6 +235,7 @@ export class Spending {
           // Settlement notices use the freshest balance; the scopes stay those of the hold.
           limits: { ...hold.limits, toppedUpNanos: account?.toppedUpNanos ?? hold.limits.toppedUpNanos },
           ...(request && { request }),
+          ...(hold.carve && { carve: hold.carve }),
         });
         return;
       } catch (error) {
