@@ -5,6 +5,7 @@ import { JobCommands } from '../commands/job/handler.ts';
 import type { EventStore } from '../events/store.ts';
 import { START } from '../events/store.ts';
 import { projections } from '../projections/index.ts';
+import { postgresLiveSnapshots } from './accounts/live-snapshot.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
 import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
@@ -103,7 +104,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     onError: (name, error) => options.log(`projection ${name} failed, retrying: ${String(error)}`),
   });
   runner.start();
-  const live = new LiveAccounts(store);
+  const live = new LiveAccounts(store, postgresLiveSnapshots(database.pool, store, options.log));
   await live.start((error) => options.log(`live state subscription failed, retrying: ${String(error)}`));
   const accounts = new AccountService(
     store,

@@ -6,6 +6,10 @@ import { parseEvent } from '../../events/index.ts';
 import { type EventStore, START } from '../../events/store.ts';
 import type { SubAccountEvent } from '../../events/subaccount.ts';
 import { hashKey, sameDigest } from './keys.ts';
+import type { LiveSnapshot, LiveSnapshots } from './live-snapshot.ts';
+
+/** Events folded between two snapshots of the live state (when snapshots are kept). */
+const SNAPSHOT_EVERY = 100_000;
 
 export interface KeyHolder {
   keyId: string;
@@ -68,25 +72,79 @@ export class LiveAccounts {
   private readonly controller = new AbortController();
   private following: Promise<void> | undefined;
   private checkpoint = START;
+  private last: LiveSnapshot['last'] | undefined;
+  private sinceSnapshot = 0;
+  private saving: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
 
-  constructor(private readonly store: EventStore) {}
+  /** With `snapshots`, a start resumes from the latest snapshot and snapshots are taken as the log grows. */
+  constructor(
+    private readonly store: EventStore,
+    private readonly snapshots?: LiveSnapshots,
+  ) {}
 
-  /** Replays the log so far, then keeps following it in the background. */
+  /** Replays the log so far (from the latest snapshot, when kept), then keeps following it in the background. */
   async start(onError?: (error: unknown) => void): Promise<void> {
+    const snapshot = await this.snapshots?.load().catch((error: unknown) => {
+      onError?.(error);
+      return undefined;
+    });
+    if (snapshot) this.restore(snapshot);
     for (;;) {
       const page = await this.store.readAll(this.checkpoint, { maxCount: 1000 });
       if (page.length === 0) break;
       for (const event of page) this.apply(event);
     }
+    this.maybeSnapshot(onError, snapshot ? SNAPSHOT_EVERY : 1);
     this.following = this.follow(onError);
+  }
+
+  /** The state after the last event folded, for a later start to resume from. */
+  snapshot(): LiveSnapshot | undefined {
+    if (!this.last) return undefined;
+    const revoked = (holder: KeyHolder) => this.keysByHash.get(holder.keyHash) !== holder;
+    return {
+      checkpoint: this.checkpoint,
+      last: this.last,
+      // Copies: the maps' objects change as events are folded while the snapshot is written.
+      accounts: [...this.accounts.values()].map((a) => ({ ...a, tagBudgets: new Map(a.tagBudgets) })),
+      subAccounts: [...this.subAccounts.values()].map((s) => ({ ...s })),
+      keys: [...this.keysById.values()].map((k) => ({ ...k, revoked: revoked(k) })),
+    };
+  }
+
+  private restore(snapshot: LiveSnapshot): void {
+    for (const account of snapshot.accounts) this.accounts.set(account.accountId, account);
+    for (const sub of snapshot.subAccounts) this.subAccounts.set(sub.subAccountId, sub);
+    for (const { revoked, ...holder } of snapshot.keys) {
+      this.keysById.set(holder.keyId, holder);
+      if (!revoked) this.keysByHash.set(holder.keyHash, holder);
+    }
+    this.checkpoint = snapshot.checkpoint;
+    this.last = snapshot.last;
+  }
+
+  /** Takes a snapshot in the background once `every` events were folded since the last one. */
+  private maybeSnapshot(onError: ((error: unknown) => void) | undefined, every = SNAPSHOT_EVERY): void {
+    if (!this.snapshots || this.saving || this.sinceSnapshot < every) return;
+    const snapshot = this.snapshot();
+    if (!snapshot) return;
+    this.sinceSnapshot = 0;
+    this.saving = this.snapshots
+      .save(snapshot)
+      .catch((error: unknown) => onError?.(error))
+      .finally(() => {
+        this.saving = undefined;
+      });
   }
 
   private async follow(onError?: (error: unknown) => void): Promise<void> {
     while (!this.controller.signal.aborted) {
       try {
-        for await (const event of this.store.subscribe(this.checkpoint, this.controller.signal))
+        for await (const event of this.store.subscribe(this.checkpoint, this.controller.signal)) {
           this.apply(event);
+          this.maybeSnapshot(onError);
+        }
       } catch (error) {
         if (this.controller.signal.aborted) return;
         onError?.(error);
@@ -97,6 +155,8 @@ export class LiveAccounts {
 
   private apply(stored: StoredEvent): void {
     this.checkpoint = stored.checkpoint;
+    this.last = { stream: stored.stream, revision: stored.revision, id: stored.id };
+    this.sinceSnapshot++;
     for (const wake of this.waiters) wake();
     const parsed = parseEvent(stored);
     if (!parsed.ok) return;
@@ -315,5 +375,6 @@ export class LiveAccounts {
   async stop(): Promise<void> {
     this.controller.abort();
     await this.following;
+    await this.saving;
   }
 }

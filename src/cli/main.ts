@@ -1,6 +1,13 @@
 import { parseArgs } from 'node:util';
 import { DomainError } from '../../commands/errors.ts';
 import { projectionNamed, projections } from '../../projections/index.ts';
+import {
+  accountBalance,
+  accountUsage,
+  listAccounts,
+  listKeys,
+  showAccount,
+} from '../accounts/operator-views.ts';
 import { runAudit } from '../audit/audit.ts';
 import { balanceAt } from '../audit/balance-at.ts';
 import { exportChargesCsv } from '../audit/export-charges.ts';
@@ -12,10 +19,13 @@ import { checkEndpointUrl } from '../webhooks/url.ts';
 import { type DirectSession, openDirect } from './direct.ts';
 import { findRunningGateway, RemoteError } from './remote.ts';
 import { exportRequests, showRequest } from './requests.ts';
+import { describeStore, NoStoreError, requireExistingStore } from './store.ts';
 import { showWebhooks } from './webhooks.ts';
 
-const USAGE = `Usage: npm run gateway -- <command>
+const USAGE = `Usage: npm run -s gateway -- <command> [--init]     (or: npx model-gateway <command>)
 
+  accounts list                                      every account: name, balance, active keys, sub-accounts
+  accounts show --account ID                         one account: settings, keys, balance (top-ups, charges)
   accounts create --name NAME                        open an account; prints {"account_id", "key", "key_id"}
   accounts update --account ID [--rate-limit-rpm N] [--balance-low-cents N]
                   [--request-bodies keep|drop|default] [--request-retention-days N|default]
@@ -26,6 +36,7 @@ const USAGE = `Usage: npm run gateway -- <command>
   accounts routing --account ID [--allow P,P] [--exclude P,P]
                                                      the models the automatic router may choose for the account
                                                      (\`*\` wildcards); neither flag lifts the restriction
+  keys list [--account ID]                           keys (prefix, created, revoked), newest first
   keys create --account ID                           issue another key for an account
   keys revoke --key-id ID                            revoke a key at once
   topup --account ID --cents N --reference REF       record a payment; the same REF credits once
@@ -36,20 +47,32 @@ const USAGE = `Usage: npm run gateway -- <command>
   projections rebuild [NAME]                         replay the log into fresh tables and swap them in
   audit [--account ID]                               verify the log alone: revisions, ids, schemas, hash chains, read
                                                      models, holds, caps, balances; a report, exit 3 on a mismatch
+  balance --account ID                               the balance now: cents, usd, topped up, charged
   balance --account ID --at ISO_TIME                 the balance as it stood at that instant, from the log
+  usage --account ID [--month YYYY-MM]               the month's requests, cost and units: total, per sub-account,
+                                                     per tag (this month by default)
   export --account ID --month YYYY-MM [--format csv] the month's charges for finance, one CSV line each
   requests show ID [--account ID]                    one logged request (by X-Request-Id), with its bodies when kept
   requests export --month YYYY-MM [--account ID]     the month's request log as JSON lines, oldest first
 
 Talks to the gateway at GATEWAY_URL (default http://127.0.0.1:$PORT) with GATEWAY_ADMIN_TOKEN (or the token in
-GATEWAY_DATA_DIR); when no gateway runs, works on the store directly. projections, audit, balance, export and
-webhooks show
-always work on the store directly, beside a running gateway too.`;
+GATEWAY_DATA_DIR); when no gateway answers, works on the store directly (GATEWAY_DATA_DIR's embedded PostgreSQL,
+or DATABASE_URL and GATEWAY_DB_SCHEMA). projections, audit, balance --at, export, requests and webhooks show always
+work on the store directly, beside a running gateway too. Where it works is said on stderr ("gateway at …",
+"store at …"); stdout carries the result alone (JSON, or the report or CSV named above).
+
+A store that does not exist is an error (exit 1): the CLI creates one only with --init.
+Exit codes: 0 done, 1 refused or failed (a JSON error on stderr), 2 bad usage, 3 an audit mismatch.`;
 
 /** Exit code of an audit that found a mismatch (1 is a command that failed, 2 bad usage). */
 const AUDIT_MISMATCH = 3;
 
 class UsageError extends Error {}
+
+/** `--help`: the usage on stdout, exit 0. */
+class HelpRequested extends Error {}
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
 
 /** A result printed as it is rather than as JSON (a report, a CSV file), with the exit code it calls for. */
 class TextOutput {
@@ -115,35 +138,97 @@ async function run(argv: string[]): Promise<unknown> {
       exclude: { type: 'string' },
       'mcp-write-tools': { type: 'string' },
       url: { type: 'string' },
+      init: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const flags = values as Flags;
   const [group, action, argument] = positionals;
-  if (values.help || !group) throw new UsageError('');
+  if (values.help || group === 'help') throw new HelpRequested();
+  if (!group) throw new UsageError('');
   const config = loadConfig();
+  const init = values.init === true;
+  // Working on the store: said first, and refused when the store does not exist unless --init asks for one.
+  const open = async (announced = false) => {
+    if (!init) await requireExistingStore(config, config.gatewayUrl);
+    if (!announced) say(`store at ${describeStore(config)}${init ? ' (--init: created when missing)' : ''}`);
+    return openDirect(config);
+  };
 
-  if (group === 'projections') return runProjections(action, argument, () => openDirect(config));
+  if (group === 'projections') return runProjections(action, argument, () => open());
   if (group === 'webhooks' && action === 'show') {
     const account = required(flags, 'account');
     return runAuditor(
       (s) => showWebhooks(s.database.pool, account),
-      () => openDirect(config),
+      () => open(),
     );
   }
-  if (group === 'requests')
-    return runAuditor(requestsCommand(action, argument, flags, config), () => openDirect(config));
-  if (group === 'audit' || group === 'balance' || group === 'export')
-    return runAuditor(auditorCommand(group, flags), () => openDirect(config));
+  if (group === 'requests') return runAuditor(requestsCommand(action, argument, flags, config), () => open());
+  if (group === 'audit' || group === 'export' || (group === 'balance' && flags.at !== undefined))
+    return runAuditor(auditorCommand(group, flags), () => open());
 
-  const accountAction = await accountCommand(group, action, flags, config);
+  const view = viewCommand(group, action, flags);
+  const accountAction = view ? undefined : await accountCommand(group, action, flags, config);
   const remote = await findRunningGateway(config);
-  if (remote) return remote.post(accountAction.path, accountAction.body);
-  const session = await openDirect(config);
+  if (remote) {
+    say(`gateway at ${config.gatewayUrl}`);
+    if (view) return remote.get(view.path);
+    return remote.post((accountAction as AccountAction).path, (accountAction as AccountAction).body);
+  }
+  say(
+    `no gateway answered at ${config.gatewayUrl}; store at ${describeStore(config)}${init ? ' (--init: created when missing)' : ''}`,
+  );
+  const session = await open(true);
   try {
-    return await accountAction.direct(session);
+    return await (view ?? (accountAction as AccountAction)).direct(session);
   } finally {
     await session.close();
+  }
+}
+
+interface ViewAction {
+  /** The admin API's GET path. */
+  path: string;
+  direct(session: DirectSession): Promise<unknown>;
+}
+
+/** The operator's reads: through the running gateway's admin API, or from the store's read models. */
+function viewCommand(group: string, action: string | undefined, flags: Flags): ViewAction | undefined {
+  const key = `${group} ${action ?? ''}`.trim();
+  const id = (name: string) => encodeURIComponent(required(flags, name));
+  switch (key) {
+    case 'accounts list':
+      return { path: '/accounts', direct: (s) => listAccounts(s.database.pool) };
+    case 'accounts show': {
+      const account = required(flags, 'account');
+      return { path: `/accounts/${id('account')}`, direct: (s) => showAccount(s.database.pool, account) };
+    }
+    case 'keys list': {
+      const account = flags.account;
+      return {
+        path: account ? `/keys?account=${encodeURIComponent(account)}` : '/keys',
+        direct: (s) => listKeys(s.database.pool, account),
+      };
+    }
+    case 'balance': {
+      const account = required(flags, 'account');
+      return {
+        path: `/accounts/${id('account')}/balance`,
+        direct: (s) => accountBalance(s.database.pool, account),
+      };
+    }
+    case 'usage': {
+      const account = required(flags, 'account');
+      const month = flags.month;
+      if (month !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(month))
+        throw new UsageError('--month must read YYYY-MM');
+      return {
+        path: `/accounts/${id('account')}/usage${month ? `?month=${month}` : ''}`,
+        direct: (s) => accountUsage(s.database.pool, account, month),
+      };
+    }
+    default:
+      return undefined;
   }
 }
 
@@ -362,10 +447,14 @@ run(process.argv.slice(2)).then(
       process.stdout.write(result.text, () => process.exit(result.exitCode));
       return;
     }
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    process.exit(0);
+    // A long list must reach the pipe before the process ends.
+    process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
   },
   (error: unknown) => {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(`${USAGE}\n`, () => process.exit(0));
+      return;
+    }
     if (error instanceof UsageError) {
       process.stderr.write(`${error.message ? `${error.message}\n\n` : ''}${USAGE}\n`);
       process.exit(2);
@@ -375,13 +464,15 @@ run(process.argv.slice(2)).then(
         ? error.body
         : error instanceof DomainError || error instanceof ConfigError
           ? describeError(error).body
-          : {
-              error: {
-                message: error instanceof Error ? error.message : String(error),
-                type: 'cli_error',
-                code: 1,
-              },
-            };
+          : error instanceof NoStoreError
+            ? { error: { message: error.message, type: 'no_store', code: 1 } }
+            : {
+                error: {
+                  message: error instanceof Error ? error.message : String(error),
+                  type: 'cli_error',
+                  code: 1,
+                },
+              };
     process.stderr.write(`${JSON.stringify(body)}\n`);
     process.exit(1);
   },

@@ -3,6 +3,7 @@ import { readAdminToken } from '../http/admin-token.ts';
 
 export interface Remote {
   post(path: string, body?: unknown): Promise<unknown>;
+  get(path: string): Promise<unknown>;
 }
 
 export class RemoteError extends Error {
@@ -33,16 +34,18 @@ export async function findRunningGateway(config: Config): Promise<Remote | undef
     if (error instanceof RemoteError) throw error;
     return undefined;
   }
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await fetch(`${config.gatewayUrl}/admin${path}`, {
+      method,
+      headers: body === undefined ? { authorization: headers.authorization } : headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const payload = await response.json().catch(() => ({}));
+    if (!response.ok) throw new RemoteError(response.status, payload);
+    return payload;
+  };
   return {
-    async post(path, body) {
-      const response = await fetch(`${config.gatewayUrl}/admin${path}`, {
-        method: 'POST',
-        headers: body === undefined ? { authorization: headers.authorization } : headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const payload = await response.json().catch(() => ({}));
-      if (!response.ok) throw new RemoteError(response.status, payload);
-      return payload;
-    },
+    post: (path, body) => call('POST', path, body),
+    get: (path) => call('GET', path),
   };
 }

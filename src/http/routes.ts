@@ -18,6 +18,7 @@ import { evalAliasHook } from './eval-alias.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { requestLogHooks } from './request-log.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
+import { adminViewRoutes } from './routes/admin/views.ts';
 import { adminWebhookRoutes } from './routes/admin/webhooks.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { audioRoutes } from './routes/v1/audio.ts';
@@ -130,6 +131,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     async (admin) => {
       admin.addHook('onRequest', admin.requireAdmin);
       await admin.register(adminAccountRoutes(deps.accounts));
+      await admin.register(adminViewRoutes(deps.pool));
       await admin.register(adminWebhookRoutes(deps.accounts, deps.chat.env));
     },
     { prefix: '/admin' },

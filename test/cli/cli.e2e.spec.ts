@@ -82,7 +82,7 @@ describe('operator CLI usage', () => {
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--cents must be a positive integer');
-    expect(result.stderr).toContain('Usage: npm run gateway');
+    expect(result.stderr).toContain('Usage: npm run -s gateway');
   });
 });
 

@@ -135,6 +135,11 @@ export const ROUTES: Route[] = [
   admin('POST', '/accounts/:accountId/top-ups', { cents: 1, reference: 'fuzz' }),
   admin('POST', '/accounts/:accountId/webhook-endpoint', { url: null }),
   admin('POST', '/keys/:keyId/revoke'),
+  admin('GET', '/accounts'),
+  admin('GET', '/accounts/:accountId'),
+  admin('GET', '/accounts/:accountId/balance'),
+  admin('GET', '/accounts/:accountId/usage'),
+  admin('GET', '/keys'),
   ...dashboardRoutes(),
 ];
 

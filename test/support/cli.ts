@@ -21,7 +21,8 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         let json: unknown;
         try {
-          json = JSON.parse((code === 0 ? stdout : stderr).trim());
+          // stderr says where the CLI worked before the error's JSON, which is its last line.
+          json = JSON.parse(code === 0 ? stdout.trim() : (stderr.trim().split('\n').at(-1) ?? ''));
         } catch {
           json = undefined;
         }
