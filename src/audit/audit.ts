@@ -15,6 +15,7 @@ import { LogCursor } from './log-cursor.ts';
 import { MonthBook } from './months.ts';
 import { PricingCheck } from './pricing.ts';
 import { formatReport } from './report.ts';
+import { saveAuditReport } from './reports.ts';
 import { SchemaCheck } from './schema-check.ts';
 import { accountOf, scopeOf } from './scope.ts';
 import { StreamSequencer } from './sequencer.ts';
@@ -176,11 +177,10 @@ export async function runAudit(
       },
     ];
     const ok = checks.every((c) => c.findings.count('failure') === 0);
-    const report = formatReport(checks, {
-      scope: options.accountId === undefined ? 'all accounts' : `account ${options.accountId}`,
-      now,
-      head: cursor.head,
-    });
+    const scopeName = options.accountId === undefined ? 'all accounts' : `account ${options.accountId}`;
+    const report = formatReport(checks, { scope: scopeName, now, head: cursor.head });
+    // The operator's dashboard shows the latest report; an audit that cannot keep it still reports.
+    await saveAuditReport(pool, { at: now, scope: scopeName, ok, report }).catch(() => undefined);
     return { ok, checks, report };
   } finally {
     await shadows.dropAll().catch(() => undefined);

@@ -95,6 +95,13 @@ describe('a refund of money already spent', () => {
     const cookie = await signIn(key);
     const overview = await (await fetch(`${gateway.url}/dashboard`, { headers: { cookie } })).text();
     expect(overview).toContain('The balance is exhausted');
+    // The audit above ran outside the dashboard (as the CLI's does): the operator's page shows its report.
+    const operator = await signIn(gateway.adminToken);
+    const admin = await (
+      await fetch(`${gateway.url}/dashboard/admin`, { headers: { cookie: operator } })
+    ).text();
+    expect(admin).toContain(`Latest report (account ${accountId})`);
+    expect(admin).toContain('below what it had already spent');
   });
 
   it('shows another month on the usage page, and refuses a month that is not one', async () => {
