@@ -18,8 +18,10 @@ import { type RedisProcess, startRedis } from './redis-process.ts';
 const BURST = 500;
 /** The gateway is killed once this many clients have had their 200. */
 const KILL_AFTER_OK = 150;
+// `cache: skip`: every request goes through a hold and its settlement, not the response cache.
 const CHAT = JSON.stringify({
   model: 'local/echo',
+  cache: 'skip',
   max_tokens: 32,
   messages: [{ role: 'user', content: 'count my words please, all five of them' }],
 });
@@ -145,6 +147,7 @@ describe('a provider that hangs', () => {
         // About 10.5 cents held: 10,000 output tokens of gpt-4o at $10 a million, plus the fee.
         body: JSON.stringify({
           model: 'openai/gpt-4o',
+          cache: 'skip',
           max_tokens: 10_000,
           messages: [{ role: 'user', content: 'hi' }],
         }),

@@ -13,8 +13,10 @@ const CAP_CENTS = 1_500;
 // About two cents each on local/echo-pro (as in test/billing/concurrency.e2e.spec.ts): ~2,400 input tokens and
 // 1,000 output tokens, worst case = actual. The cap admits about 640 of the 1,000.
 const LONG = Array.from({ length: 1200 }, (_, i) => `w${i % 10}`).join(' ');
+// `cache: skip`: every request is held and settled on its own, not answered from the response cache.
 const BODY = JSON.stringify({
   model: 'local/echo-pro',
+  cache: 'skip',
   max_tokens: 1000,
   messages: [{ role: 'user', content: LONG }],
 });
