@@ -42,7 +42,11 @@ ${message ? html`<div class="alert bad" role="alert">${message}</div>` : ''}
   <p><button type="submit">Sign in</button></p>
 </form>
 <p class="muted">The key is checked and forgotten: the browser keeps only a signed session cookie naming the key's id,
-valid for 8 hours or until the key is revoked. The operator signs in with the admin token.</p>
+valid for 8 hours or until the key is revoked. ${
+          operator
+            ? html`<a href="/dashboard/sign-in">Sign in with an API key instead</a>.`
+            : html`The operator signs in <a href="/dashboard/sign-in?as=operator">with the admin token</a>.`
+        }</p>
 </div>`,
       },
       status,
