@@ -2,12 +2,13 @@ import type { Projection, Sql } from '../types.ts';
 
 /**
  * Evals as the API shows them: the current run's state and progress, what it has been charged, and the newest
- * completed run's result and winner (what the `eval:<id>` alias resolves to). `eval_answers` holds one row per
- * recorded answer of a run, so that an item counts as done once every candidate has answered it.
+ * completed run's result and winner (what the `eval:<id>` alias resolves to). `eval_answers` holds every recorded
+ * answer of a run with its grading, so that an item counts as done once every candidate has answered it and the
+ * answers can be listed.
  */
 export const evalsProjection: Projection = {
   name: 'evals',
-  version: 1,
+  version: 2,
   tables: {
     evals: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       eval_id text PRIMARY KEY,
@@ -41,6 +42,18 @@ export const evalsProjection: Projection = {
       run integer NOT NULL,
       item integer NOT NULL,
       model text NOT NULL,
+      request_id text NOT NULL,
+      output text,
+      score double precision,
+      grader text NOT NULL,
+      judge_model text,
+      judge_prompt text,
+      judge_cost_nanos numeric,
+      cost_nanos numeric NOT NULL,
+      latency_ms integer NOT NULL,
+      error jsonb,
+      recovered boolean NOT NULL,
+      created_at timestamptz NOT NULL,
       PRIMARY KEY (eval_id, run, item, model)
     )`,
   },
@@ -96,8 +109,27 @@ export const evalsProjection: Projection = {
       case 'EvalItemScored': {
         const d = event.data;
         const { rowCount } = await sql.query(
-          `INSERT INTO ${t.eval_answers} (eval_id, run, item, model) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-          [d.evalId, d.run, d.item, d.model],
+          `INSERT INTO ${t.eval_answers} (eval_id, run, item, model, request_id, output, score, grader, judge_model,
+             judge_prompt, judge_cost_nanos, cost_nanos, latency_ms, error, recovered, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
+          [
+            d.evalId,
+            d.run,
+            d.item,
+            d.model,
+            d.requestId,
+            d.output,
+            d.score,
+            d.grader,
+            d.judge?.model ?? null,
+            d.judge?.prompt ?? null,
+            d.judge?.costNanos ?? null,
+            d.costNanos,
+            d.latencyMs,
+            d.error === null ? null : JSON.stringify(d.error),
+            d.recovered,
+            at,
+          ],
         );
         if (rowCount === 0) return;
         await sql.query(
@@ -238,4 +270,39 @@ export async function completedEvalResults(
     result: r.result,
     completedAt: r.completed_at,
   }));
+}
+
+export interface EvalAnswerRow {
+  eval_id: string;
+  run: number;
+  item: number;
+  model: string;
+  request_id: string;
+  output: string | null;
+  score: number | null;
+  grader: string;
+  judge_model: string | null;
+  judge_prompt: string | null;
+  judge_cost_nanos: string | null;
+  cost_nanos: string;
+  latency_ms: number;
+  error: { message: string; type: string; code: number } | null;
+  recovered: boolean;
+}
+
+/** One run's answers by item, then model; after the answer whose request id is `after`; one more than `limit`. */
+export async function listEvalAnswers(
+  sql: Sql,
+  evalId: string,
+  query: { run: number; limit: number; after?: string; model?: string },
+): Promise<EvalAnswerRow[]> {
+  const { rows } = await sql.query<EvalAnswerRow & Record<string, unknown>>(
+    `SELECT * FROM eval_answers
+     WHERE eval_id = $1 AND run = $2 AND ($5::text IS NULL OR model = $5)
+       AND ($3::text IS NULL OR (item, model) > (
+         SELECT item, model FROM eval_answers WHERE eval_id = $1 AND run = $2 AND request_id = $3))
+     ORDER BY item, model LIMIT $4`,
+    [evalId, query.run, query.after ?? null, query.limit + 1, query.model ?? null],
+  );
+  return rows;
 }

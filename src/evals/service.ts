@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { EvalCommands } from '../../commands/eval/handler.ts';
 import type { EvalCreated } from '../../events/eval.ts';
 import type { EventStore } from '../../events/store.ts';
-import { type EvalRow, evalRow, listEvals } from '../../projections/evals/index.ts';
+import { type EvalRow, evalRow, listEvalAnswers, listEvals } from '../../projections/evals/index.ts';
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { ChatDeps } from '../chat/complete.ts';
@@ -13,7 +13,7 @@ import { RequestRefused } from '../contracts/errors.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { judgeModel } from '../replays/judge.ts';
 import { type CreateEvalRequest, EVAL_LIMITS, unknownVariables } from './request.ts';
-import { toEvalObject } from './view.ts';
+import { toEvalItemObject, toEvalObject } from './view.ts';
 
 export interface EvalServiceDeps {
   store: EventStore;
@@ -84,6 +84,27 @@ export class EvalService {
   async list(auth: KeyHolder, query: { limit: number; after?: string }) {
     const rows = await listEvals(this.deps.sql, auth.accountId, query, auth.subAccountId);
     const page = rows.slice(0, query.limit).map(toEvalObject);
+    return {
+      object: 'list' as const,
+      data: page,
+      first_id: page[0]?.id ?? null,
+      last_id: page.at(-1)?.id ?? null,
+      has_more: rows.length > query.limit,
+    };
+  }
+
+  /** A run's answers with their grading, by item then model; the current run unless `run` names another. */
+  async items(
+    auth: KeyHolder,
+    evalId: string,
+    query: { run?: number; model?: string; limit: number; after?: string },
+  ) {
+    const row = await this.owned(auth, evalId);
+    const run = query.run ?? row.run;
+    if (run > row.run)
+      throw new RequestRefused('invalid', `'run': eval '${evalId}' has runs 1 to ${row.run}`);
+    const rows = await listEvalAnswers(this.deps.sql, evalId, { ...query, run });
+    const page = rows.slice(0, query.limit).map(toEvalItemObject);
     return {
       object: 'list' as const,
       data: page,

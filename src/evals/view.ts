@@ -1,4 +1,4 @@
-import type { EvalRow } from '../../projections/evals/index.ts';
+import type { EvalAnswerRow, EvalRow } from '../../projections/evals/index.ts';
 import { nanosToCents } from '../contracts/money.ts';
 
 interface StoredCandidate {
@@ -80,5 +80,31 @@ export function toEvalObject(row: EvalRow) {
         eligible: c.eligible,
       })) ?? null,
     result_cost_cents: result ? cents(result.costNanos) : null,
+  };
+}
+
+/** One candidate's answer to one item, graded: its id is the call's request id (its charge and log entry). */
+export function toEvalItemObject(row: EvalAnswerRow) {
+  return {
+    id: row.request_id,
+    object: 'eval.item' as const,
+    run: row.run,
+    item: row.item,
+    model: row.model,
+    output: row.output,
+    score: row.score,
+    grader: row.grader,
+    judge:
+      row.judge_model === null
+        ? null
+        : {
+            model: row.judge_model,
+            prompt: row.judge_prompt,
+            cost_cents: row.judge_cost_nanos === null ? 0 : cents(row.judge_cost_nanos),
+          },
+    cost_cents: cents(row.cost_nanos),
+    latency_ms: row.latency_ms,
+    error: row.error,
+    recovered: row.recovered,
   };
 }

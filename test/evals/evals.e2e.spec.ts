@@ -138,6 +138,41 @@ describe('evals: three candidates, twenty items, one winner per metric', () => {
     expect(e.result_cost_cents).toBe(e.cost_cents);
   });
 
+  it('lists every answer with its grading: the grader, the judge, its prompt and cost', async () => {
+    const e = qualityEval;
+    const wrong = await call(key, 'GET', `/evals/${e.id}/items?limit=100&model=${CHEAPEST}`);
+    expect(wrong.status).toBe(200);
+    expect(wrong.body.data).toHaveLength(20);
+    expect(wrong.body.data[3]).toMatchObject({
+      object: 'eval.item',
+      id: `${e.id}-1-3-2`,
+      run: 1,
+      item: 3,
+      model: CHEAPEST,
+      output: 'no idea',
+      score: 0.25,
+      grader: 'judge',
+      judge: { model: JUDGE },
+      error: null,
+      recovered: false,
+    });
+    expect(wrong.body.data[3].judge.prompt).toContain('Reference answer:\n6\n\nAnswer to grade:\nno idea');
+    expect(wrong.body.data[3].judge.cost_cents).toBeGreaterThan(0);
+    const first = await call(key, 'GET', `/evals/${e.id}/items?limit=2`);
+    // By item, then model id.
+    expect(first.body.data.map((x: Json) => [x.item, x.model, x.grader])).toEqual([
+      [0, CHEAPEST, 'judge'],
+      [0, EXPENSIVE, 'exact'],
+    ]);
+    expect(first.body.has_more).toBe(true);
+    const next = await call(key, 'GET', `/evals/${e.id}/items?limit=2&after=${first.body.last_id}`);
+    expect(next.body.data.map((x: Json) => [x.item, x.model, x.grader])).toEqual([
+      [0, CHEAP, 'contains'],
+      [1, CHEAPEST, 'judge'],
+    ]);
+    expect((await call(key, 'GET', `/evals/${e.id}/items?run=2`)).status).toBe(400);
+  });
+
   it('bills each call at the batch rate under the tag eval, and logs it', async () => {
     const e = qualityEval;
     const direct = await call(key, 'POST', '/chat/completions', {
@@ -506,6 +541,7 @@ describe('evals: refusals', () => {
       ['GET', `/evals/${mine.id}`],
       ['POST', `/evals/${mine.id}/cancel`],
       ['POST', `/evals/${mine.id}/rerun`],
+      ['GET', `/evals/${mine.id}/items`],
       ['GET', '/evals/evl_000000000000000000000000'],
     ] as const) {
       const answer = await call(otherKey, method, path);

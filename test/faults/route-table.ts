@@ -108,6 +108,7 @@ export const ROUTES: Route[] = [
   }),
   key('GET', '/evals'),
   key('GET', '/evals/:id'),
+  key('GET', '/evals/:id/items'),
   key('POST', '/evals/:id/cancel'),
   key('POST', '/evals/:id/rerun'),
   key('GET', '/webhook-secret'),

@@ -222,6 +222,7 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       ],
       ['DELETE', `/v1/responses/${o.responseId}`, 'response delete'],
       ['GET', `/v1/evals/${o.evalId}`, 'eval'],
+      ['GET', `/v1/evals/${o.evalId}/items`, 'eval answers'],
       ['POST', `/v1/evals/${o.evalId}/cancel`, 'eval cancel'],
       ['POST', `/v1/evals/${o.evalId}/rerun`, 'eval rerun'],
       [

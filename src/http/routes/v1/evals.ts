@@ -8,6 +8,10 @@ const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   after: z.string().min(1).optional(),
 });
+const ItemsQuery = ListQuery.extend({
+  run: z.coerce.number().int().min(1).optional(),
+  model: z.string().min(1).max(200).optional(),
+});
 
 /** Evals of candidate models over a dataset, and their winners ([evals.md](docs/evals.md)). */
 export const evalsRoutes =
@@ -21,6 +25,9 @@ export const evalsRoutes =
     );
     app.get('/evals/:id', { schema: { params: Id } }, (request) =>
       evals.get(request.auth, request.params.id),
+    );
+    app.get('/evals/:id/items', { schema: { params: Id, querystring: ItemsQuery } }, (request) =>
+      evals.items(request.auth, request.params.id, request.query),
     );
     app.post('/evals/:id/cancel', { schema: { params: Id } }, (request) =>
       evals.cancel(request.auth, request.params.id, request.id),
