@@ -62,6 +62,47 @@ export const BatchLineFinished = z.object({
   costNanos: Nanos,
 });
 
+/**
+ * Lines held and about to go to their provider's batch API as one upstream batch (`group`, one model): each line
+ * with the hold that stands for it until the provider's usage settles it. Recorded before the submission, so a
+ * restart finds the holds and never holds or submits the lines again.
+ */
+export const BatchUpstreamPrepared = z.object({
+  batchId: z.string(),
+  /** The gateway's name for the upstream batch: `{batchId}/{n}`, also its name at the provider where it has one. */
+  group: z.string(),
+  model: z.string(),
+  provider: z.string(),
+  lines: z.array(
+    z.object({
+      line: z.number().int().positive(),
+      customId: z.string(),
+      holdId: z.string(),
+      heldNanos: Nanos,
+      /** The output limit sent upstream (the client's, or as much as the hold affords). */
+      maxTokens: z.number().int().positive(),
+    }),
+  ),
+});
+
+/** The provider accepted the upstream batch: its id there, polled until it ends, across restarts. */
+export const BatchUpstreamSubmitted = z.object({
+  batchId: z.string(),
+  group: z.string(),
+  upstreamBatchId: z.string(),
+});
+
+/**
+ * The upstream batch is over: `ended` (its results are read and each line settled from the provider's usage),
+ * `failed`, `expired` or `cancelled` (the lines it did not serve are released and recorded failed).
+ */
+export const BatchUpstreamEnded = z.object({
+  batchId: z.string(),
+  group: z.string(),
+  state: z.enum(['ended', 'failed', 'expired', 'cancelled']),
+  message: z.string().nullable(),
+});
+
 export const BatchCancelRequested = z.object({ batchId: z.string() });
 
 export const BatchFinalizing = z.object({ batchId: z.string() });
@@ -86,6 +127,9 @@ export const batchEventSchemas = {
   BatchValidated,
   BatchStarted,
   BatchLineFinished,
+  BatchUpstreamPrepared,
+  BatchUpstreamSubmitted,
+  BatchUpstreamEnded,
   BatchCancelRequested,
   BatchFinalizing,
   BatchCompleted,
@@ -100,6 +144,9 @@ export type BatchEvent =
   | Of<'BatchValidated'>
   | Of<'BatchStarted'>
   | Of<'BatchLineFinished'>
+  | Of<'BatchUpstreamPrepared'>
+  | Of<'BatchUpstreamSubmitted'>
+  | Of<'BatchUpstreamEnded'>
   | Of<'BatchCancelRequested'>
   | Of<'BatchFinalizing'>
   | Of<'BatchCompleted'>

@@ -50,7 +50,7 @@ export const ChargeDetail = z.object({
   lines: z.array(PriceLine),
   passThroughNanos: Nanos,
   feeNanos: Nanos,
-  discount: z.enum(['none', 'cache', 'batch']),
+  discount: z.enum(['none', 'cache', 'batch', 'batch_api', 'batch_fee']),
   discountNanos: Nanos,
   /** False when the provider reported no usage and the quantities are the gateway's own estimate. */
   usageReported: z.boolean(),

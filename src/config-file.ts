@@ -24,6 +24,13 @@ const ConfigFile = z.object({
       excluded: z.array(z.string().min(1)).default([]),
     })
     .default({ excluded: [] }),
+  /** Batch lines: which providers' batch APIs to use, and what the others get (GATEWAY_BATCH_APIS, _FALLBACK). */
+  batches: z
+    .object({
+      apis: z.array(z.string().min(1)).optional(),
+      fallback: z.enum(['full_price', 'refuse']).optional(),
+    })
+    .optional(),
 });
 
 export interface FileSettings {
@@ -56,6 +63,9 @@ export function readConfigFile(path: string | undefined): FileSettings {
     if (settings.api_key) variables[names.keyVar] = settings.api_key;
     if (settings.base_url) variables[names.baseUrlVar] = settings.base_url;
   }
+  const batches = parsed.data.batches;
+  if (batches?.apis) variables.GATEWAY_BATCH_APIS = batches.apis.length > 0 ? batches.apis.join(',') : 'none';
+  if (batches?.fallback) variables.GATEWAY_BATCH_FALLBACK = batches.fallback;
   const { allowed, excluded } = parsed.data.routing;
   return { variables, fallbacks: parsed.data.fallbacks, routing: { allowed: allowed ?? null, excluded } };
 }

@@ -9,7 +9,9 @@ import { postgresLiveSnapshots } from './accounts/live-snapshot.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
 import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
+import { refuseUnbatchable } from './batches/admit.ts';
 import { BatchService } from './batches/service.ts';
+import { batchSettings } from './batches/settings.ts';
 import { BatchWorker, batchConcurrency } from './batches/worker.ts';
 import { RequestBodies } from './billing/request-log.ts';
 import { Spending } from './billing/spending.ts';
@@ -230,7 +232,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     },
     options.workerIntervalsMs?.jobs ?? 2000,
   );
-  const batches = new BatchService(store, database.pool, files, clock);
+  const batchConfig = batchSettings(config.env);
+  const batches = new BatchService(store, database.pool, files, clock, (fileId, endpoint) =>
+    refuseUnbatchable({ blobs, catalog, env: config.env, settings: batchConfig }, fileId, endpoint),
+  );
   const batchWorker = new BatchWorker({
     pool: database.pool,
     store,
@@ -242,6 +247,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     intervalMs: options.workerIntervalsMs?.batches ?? 2000,
     concurrency: batchConcurrency(config.env),
     describeError,
+    settings: batchConfig,
+    bodies: requestBodies,
   });
   batchWorker.start();
   const replayLog = requestLogReader(database.pool, blobs);
@@ -308,6 +315,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     limiter,
     adminToken,
     logLevel: config.logLevel,
+    ops: { probe: { sql: database.pool, store, projections }, limiter },
     edge: config.edge,
   });
   await registerMcp(app, { config, live, blobs, media, log: options.log });

@@ -4,6 +4,8 @@ import type {
   BatchEvent,
   BatchLineFinished,
   BatchProblem,
+  BatchUpstreamEnded,
+  BatchUpstreamPrepared,
   BatchValidated,
 } from '../../events/batch.ts';
 import { DomainError } from '../errors.ts';
@@ -31,6 +33,16 @@ export interface BatchState {
   finished: Set<number>;
   succeeded: number;
   takes: number;
+  /** Upstream batches (a provider's batch API), by the gateway's name for each. */
+  groups: Map<string, UpstreamGroup>;
+  /** Lines that belong to an upstream batch, and which. */
+  grouped: Map<number, string>;
+}
+
+export interface UpstreamGroup {
+  prepared: z.infer<typeof BatchUpstreamPrepared>;
+  upstreamBatchId: string | null;
+  ended: z.infer<typeof BatchUpstreamEnded> | null;
 }
 
 export function initialState(): BatchState {
@@ -43,6 +55,8 @@ export function initialState(): BatchState {
     finished: new Set(),
     succeeded: 0,
     takes: 0,
+    groups: new Map(),
+    grouped: new Map(),
   };
 }
 
@@ -63,6 +77,22 @@ export function evolve(state: BatchState, event: BatchEvent): BatchState {
       if (state.finished.has(event.data.line)) return state;
       state.finished.add(event.data.line);
       return { ...state, succeeded: state.succeeded + (isSuccess(event.data.statusCode) ? 1 : 0) };
+    }
+    case 'BatchUpstreamPrepared': {
+      if (state.groups.has(event.data.group)) return state;
+      state.groups.set(event.data.group, { prepared: event.data, upstreamBatchId: null, ended: null });
+      for (const line of event.data.lines) state.grouped.set(line.line, event.data.group);
+      return { ...state };
+    }
+    case 'BatchUpstreamSubmitted': {
+      const group = state.groups.get(event.data.group);
+      if (group) group.upstreamBatchId = event.data.upstreamBatchId;
+      return { ...state };
+    }
+    case 'BatchUpstreamEnded': {
+      const group = state.groups.get(event.data.group);
+      if (group) group.ended = event.data;
+      return { ...state };
     }
     case 'BatchCancelRequested':
       return { ...state, status: 'cancelling' };
@@ -98,6 +128,9 @@ export type BatchCommand =
   | { type: 'FailValidation'; errors: z.infer<typeof BatchProblem>[] }
   | { type: 'StartBatch' }
   | { type: 'RecordLine'; line: z.infer<typeof BatchLineFinished> }
+  | { type: 'PrepareUpstream'; prepared: z.infer<typeof BatchUpstreamPrepared> }
+  | { type: 'RecordUpstreamSubmitted'; group: string; upstreamBatchId: string }
+  | { type: 'RecordUpstreamEnded'; ended: z.infer<typeof BatchUpstreamEnded> }
   | { type: 'RequestCancel'; owner: { accountId: string; subAccountId: string | null } }
   | { type: 'Finalize' }
   | { type: 'Conclude'; as: 'completed' | 'expired' | 'cancelled'; outcome: BatchOutcome };
@@ -124,6 +157,42 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
         throw new DomainError('conflict', `batch ${batchId} is ${state.status}: no line can finish now`);
       }
       return [{ type: 'BatchLineFinished', data: command.line }];
+    case 'PrepareUpstream': {
+      if (state.groups.has(command.prepared.group)) return [];
+      if (state.status !== 'in_progress')
+        throw new DomainError(
+          'conflict',
+          `batch ${batchId} is ${state.status}: no line can be submitted now`,
+        );
+      const taken = command.prepared.lines.find(
+        (l) => state.grouped.has(l.line) || state.finished.has(l.line),
+      );
+      if (taken)
+        throw new DomainError(
+          'conflict',
+          `line ${taken.line} of batch ${batchId} is already submitted or finished`,
+        );
+      return [{ type: 'BatchUpstreamPrepared', data: command.prepared }];
+    }
+    case 'RecordUpstreamSubmitted': {
+      const group = state.groups.get(command.group);
+      if (!group)
+        throw new DomainError('conflict', `batch ${batchId} has no upstream batch ${command.group}`);
+      if (group.upstreamBatchId !== null) return [];
+      return [
+        {
+          type: 'BatchUpstreamSubmitted',
+          data: { batchId, group: command.group, upstreamBatchId: command.upstreamBatchId },
+        },
+      ];
+    }
+    case 'RecordUpstreamEnded': {
+      const group = state.groups.get(command.ended.group);
+      if (!group)
+        throw new DomainError('conflict', `batch ${batchId} has no upstream batch ${command.ended.group}`);
+      if (group.ended !== null) return [];
+      return [{ type: 'BatchUpstreamEnded', data: command.ended }];
+    }
     case 'RequestCancel':
       requireOwned(state, command.owner);
       if (state.status === 'cancelling' || state.status === 'cancelled') return [];

@@ -16,6 +16,10 @@ function eventName(stream: string, event: BatchEvent): string {
       return `${stream}/line/${event.data.line}`;
     case 'BatchStarted':
       return `${stream}/take/${event.data.take}`;
+    case 'BatchUpstreamPrepared':
+    case 'BatchUpstreamSubmitted':
+    case 'BatchUpstreamEnded':
+      return `${stream}/upstream/${event.data.group}/${event.type}`;
     default:
       return `${stream}/${event.type}`;
   }

@@ -56,6 +56,8 @@ export class BatchService {
     private readonly sql: Sql,
     private readonly files: FilesService,
     private readonly clock: () => Date = () => new Date(),
+    /** Refuses an input file whose lines this gateway will not batch (GATEWAY_BATCH_FALLBACK=refuse). */
+    private readonly admit: (inputFileId: string, endpoint: string) => Promise<void> = async () => {},
   ) {
     this.commands = new BatchCommands(store);
   }
@@ -70,6 +72,7 @@ export class BatchService {
         `'input_file_id': file ${file.file_id} has purpose ${file.purpose}; a batch reads a file uploaded with purpose batch`,
       );
     }
+    await this.admit(file.file_id, input.endpoint);
     const batchId = `batch_${randomBytes(12).toString('hex')}`;
     const now = this.clock();
     const decision = await this.commands.handle(

@@ -7,6 +7,7 @@ import type { EventStore } from '../../events/store.ts';
 import { settledChargesByPrefix } from '../../projections/balances/index.ts';
 import { batchStatus, dueBatches } from '../../projections/batches/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
+import { type RequestBodies, RequestLog } from '../billing/request-log.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { completionId } from '../chat/service.ts';
@@ -21,7 +22,9 @@ import { inputLines, parseInputLine, validateInput } from './input.ts';
 import { withBatchLease } from './lease.ts';
 import { keptBody, lineRequestId } from './output.ts';
 import { recordLine } from './record-line.ts';
+import { type BatchSettings, gatewayLineDiscount, lineModel, servedByBatchApi } from './settings.ts';
 import { loadBatch } from './state.ts';
+import { UPSTREAM_BATCH_LINES, UpstreamBatches, type UpstreamLine } from './upstream.ts';
 
 export interface BatchWorkerOptions {
   pool: pg.Pool;
@@ -37,6 +40,10 @@ export interface BatchWorkerOptions {
   concurrency: number;
   /** A failed line's status and body, as the same request would have been answered. */
   describeError: DescribeError;
+  /** Which providers' batch APIs serve their lines, and what the others get. */
+  settings: BatchSettings;
+  /** Where the request log keeps bodies; without it, lines are not in the request log. */
+  bodies?: RequestBodies;
 }
 
 /** Lines of one batch in flight at once per gateway: GATEWAY_BATCH_CONCURRENCY, else 4. */
@@ -59,9 +66,22 @@ export class BatchWorker {
   private readonly commands: BatchCommands;
   private readonly controller = new AbortController();
   private loop: Promise<void> | undefined;
+  private readonly upstream: UpstreamBatches;
+  /** Batches this instance has run a take of: later passes only move their upstream batches on. */
+  private readonly taken = new Set<string>();
 
   constructor(private readonly options: BatchWorkerOptions) {
     this.commands = new BatchCommands(options.store);
+    this.upstream = new UpstreamBatches({
+      chat: options.chat,
+      commands: this.commands,
+      blobs: options.blobs,
+      bodies: options.bodies,
+      settings: options.settings,
+      describeError: options.describeError,
+      log: options.log,
+      context: () => this.context(),
+    });
   }
 
   start(): void {
@@ -114,18 +134,29 @@ export class BatchWorker {
       state = await loadBatch(this.options.store, batchId);
     }
     if (state.status === 'queued' || state.status === 'in_progress') {
-      if (this.expired(batch)) return this.conclude(batchId, 'expired');
-      const started = await this.commands.handle(batchId, { type: 'StartBatch' }, this.context());
-      const ran = await this.runLines(batchId, started.state, started.checkpoint);
-      if (ran === 'stopped') return;
+      let ran: Awaited<ReturnType<BatchWorker['runLines']>> = 'done';
+      if (this.expired(batch)) ran = 'expired';
+      else if (!this.taken.has(batchId)) {
+        const started = await this.commands.handle(batchId, { type: 'StartBatch' }, this.context());
+        ran = await this.runLines(batchId, started.state, started.checkpoint);
+        if (ran === 'stopped') return;
+        this.taken.add(batchId);
+      }
       state = await loadBatch(this.options.store, batchId);
-      if (state.status === 'cancelling') return this.conclude(batchId, 'cancelled');
-      if (ran === 'expired') return this.conclude(batchId, 'expired');
+      const mode = state.status === 'cancelling' ? 'cancel' : ran === 'expired' ? 'expire' : 'run';
+      // Upstream batches run for minutes or hours: the batch is left and looked at again on a later pass.
+      if (!(await this.upstream.advance(batch, state, mode))) return;
+      this.taken.delete(batchId);
+      if (mode === 'cancel') return this.conclude(batchId, 'cancelled');
+      if (mode === 'expire') return this.conclude(batchId, 'expired');
       await this.commands.handle(batchId, { type: 'Finalize' }, this.context());
       return this.conclude(batchId, 'completed');
     }
     if (state.status === 'finalizing') return this.conclude(batchId, 'completed');
-    if (state.status === 'cancelling') return this.conclude(batchId, 'cancelled');
+    if (state.status === 'cancelling') {
+      if (!(await this.upstream.advance(batch, state, 'cancel'))) return;
+      return this.conclude(batchId, 'cancelled');
+    }
   }
 
   /**
@@ -165,9 +196,20 @@ export class BatchWorker {
     };
     const seen = new Set<string>();
     let unrecorded = 0;
+    const { catalog, env } = this.options.chat;
+    const upstreamLines = new Map<string, UpstreamLine[]>();
+    const submit = async (lines: UpstreamLine[]) => {
+      try {
+        await this.upstream.submit(batch, state, lines);
+      } catch (error) {
+        unrecorded += 1;
+        this.options.log(`batch ${batchId} could not submit lines upstream: ${String(error)}`);
+      }
+    };
     for await (const { line, text } of inputLines(this.options.blobs.read(fileBlobKey(batch.inputFileId)))) {
       const parsed = parseInputLine(line, text, batch.endpoint, seen);
-      if (!parsed.valid || state.finished.has(line)) continue;
+      // A line of an upstream batch is settled and recorded from that batch's results, never run here.
+      if (!parsed.valid || state.finished.has(line) || state.grouped.has(line)) continue;
       const charged = billed.get(line);
       if (charged !== undefined) {
         await this.record({
@@ -184,6 +226,21 @@ export class BatchWorker {
           },
           costNanos: charged.toString(),
         });
+        continue;
+      }
+      const model = lineModel(catalog, env, batch.endpoint, (parsed.body as { model?: unknown }).model);
+      if (model && servedByBatchApi(this.options.settings, model, batch.endpoint)) {
+        const waiting = upstreamLines.get(model.id) ?? [];
+        waiting.push({ line, customId: parsed.customId, body: parsed.body as ChatCompletionRequest, model });
+        upstreamLines.set(model.id, waiting);
+        if (waiting.length >= UPSTREAM_BATCH_LINES) {
+          upstreamLines.delete(model.id);
+          await submit(waiting);
+        }
+        if (unrecorded > 0) {
+          outcome = 'stopped';
+          break;
+        }
         continue;
       }
       while (inFlight.size >= this.options.concurrency) await Promise.race(inFlight);
@@ -205,6 +262,11 @@ export class BatchWorker {
       }
     }
     await Promise.all(inFlight);
+    if (outcome === 'done' && unrecorded === 0) {
+      const stop = await halt();
+      if (stop) return stop;
+      for (const lines of upstreamLines.values()) if (unrecorded === 0) await submit(lines);
+    }
     return unrecorded > 0 ? 'stopped' : outcome;
   }
 
@@ -219,13 +281,32 @@ export class BatchWorker {
     const requestId = lineRequestId(batchId, line);
     let result: Pick<z.infer<typeof BatchLineFinished>, 'statusCode' | 'body' | 'bodyJson' | 'costNanos'>;
     // Not stopped by a shutdown: a line in flight finishes and is recorded, so it is never paid for twice.
-    const context = { auth, requestId, tag: batch.tag, signal: NEVER };
+    const { catalog, env, fallbacks } = this.options.chat;
+    const discount = gatewayLineDiscount(catalog, env, batch.endpoint, body, fallbacks);
+    const log = this.options.bodies
+      ? new RequestLog(this.options.bodies, { requestId, auth, endpoint: batch.endpoint, body })
+      : undefined;
+    if (log) {
+      log.metered = true;
+      log.tag = batch.tag;
+    }
+    const context = { auth, requestId, tag: batch.tag, signal: NEVER, ...(log && { log }) };
     try {
       if (batch.endpoint === '/v1/embeddings') {
-        const served = await createEmbeddings(this.options.chat, context, body as EmbeddingsRequest, 'batch');
+        const served = await createEmbeddings(
+          this.options.chat,
+          context,
+          body as EmbeddingsRequest,
+          discount,
+        );
         result = { statusCode: 200, ...keptBody(served.result), costNanos: served.costNanos.toString() };
       } else {
-        const served = await completeChat(this.options.chat, context, body as ChatCompletionRequest, 'batch');
+        const served = await completeChat(
+          this.options.chat,
+          context,
+          body as ChatCompletionRequest,
+          discount,
+        );
         result = {
           statusCode: 200,
           ...keptBody({ ...served.completion, id: served.completion.id ?? completionId() }),
@@ -235,6 +316,13 @@ export class BatchWorker {
     } catch (error) {
       const described = this.options.describeError(error);
       result = { statusCode: described.status, ...keptBody(described.body), costNanos: '0' };
+      // Settled lines are logged by their settlement; a refused or failed one is logged here, as the edge does.
+      if (log) log.errorType = described.body.error.type;
+      const record = log?.finish({ status: described.status, costNanos: 0n, holdId: null });
+      if (record)
+        await this.options.chat.spending
+          .logRequest(record)
+          .catch((failure) => this.options.log(`logging ${requestId} failed: ${String(failure)}`));
     }
     await this.record({ batchId, line, customId, requestId, error: null, ...result });
   }

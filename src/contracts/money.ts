@@ -6,7 +6,13 @@
  */
 
 export const PLATFORM_FEE_PERCENT = 5n;
-export const DISCOUNT_PERCENT = { none: 0n, cache: 50n, batch: 50n } as const;
+/**
+ * `batch`: half the normal charge (a batch line served by the built-in models, which have no provider to pay).
+ * `batch_api`: a line served through a provider's batch API, its lines already at the provider's batch rates, so
+ * no further discount. `batch_fee`: a line of a provider without a batch API, served at full price, the batch
+ * discount taken from the fee: half the normal charge, but never less than the pass-through (docs/batches.md).
+ */
+export const DISCOUNT_PERCENT = { none: 0n, cache: 50n, batch: 50n, batch_api: 0n, batch_fee: 50n } as const;
 export type Discount = keyof typeof DISCOUNT_PERCENT;
 
 export interface PriceLine {
@@ -44,7 +50,10 @@ export function priceCharge(lines: PriceLine[], discount: Discount = 'none'): Ch
   const passThroughNanos = lines.reduce((sum, line) => sum + lineCost(line), 0n);
   const feeNanos = ceilDiv(passThroughNanos * PLATFORM_FEE_PERCENT, 100n);
   const normal = passThroughNanos + feeNanos;
-  const chargedNanos = ceilDiv(normal * (100n - DISCOUNT_PERCENT[discount]), 100n);
+  const discounted = ceilDiv(normal * (100n - DISCOUNT_PERCENT[discount]), 100n);
+  // The fee absorbs a fallback batch line's discount only as far as it goes: the provider was paid in full.
+  const chargedNanos =
+    discount === 'batch_fee' && discounted < passThroughNanos ? passThroughNanos : discounted;
   return { lines, passThroughNanos, feeNanos, discount, discountNanos: normal - chargedNanos, chargedNanos };
 }
 

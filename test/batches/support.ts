@@ -27,6 +27,8 @@ export async function startFilesWorld(
     OPENAI_API_KEY: 'sk-upstream-openai',
     OPENAI_BASE_URL: `${openai.url}/v1`,
     GATEWAY_UPSTREAM_TIMEOUT_MS: '5000',
+    // These worlds exercise the gateway's own line runner; upstream batch APIs are tested in upstream-*.e2e.
+    GATEWAY_BATCH_APIS: 'none',
     ...extra,
   };
   const gateway = await startTestGateway(env, { workerIntervalsMs: { batches: 50 }, ...options });

@@ -1,4 +1,4 @@
-import { type Incoming, type Reply, sse, startUpstream } from './harness.ts';
+import { type Incoming, type Provider, type Reply, sse, startUpstream } from './harness.ts';
 import {
   type Answer,
   answer,
@@ -262,3 +262,6 @@ function rateLimited(retryAfterSeconds: number, seq: number): Reply {
     },
   );
 }
+
+/** The chat simulator as a provider, for simulators that add endpoints around it (the batch APIs). */
+export const anthropicProvider: Provider = { handle, errorReply, rateLimited };

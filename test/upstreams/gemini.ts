@@ -1,4 +1,4 @@
-import { type Incoming, type Reply, sse, startUpstream } from './harness.ts';
+import { type Incoming, type Provider, type Reply, sse, startUpstream } from './harness.ts';
 import {
   type Answer,
   answer,
@@ -275,3 +275,6 @@ function rateLimited(retryAfterSeconds: number): Reply {
     ],
   );
 }
+
+/** The chat simulator as a provider, for simulators that add endpoints around it (the batch APIs). */
+export const geminiProvider: Provider = { handle, errorReply, rateLimited };

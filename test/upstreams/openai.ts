@@ -1,4 +1,4 @@
-import { type Incoming, type Reply, sse, startUpstream } from './harness.ts';
+import { type Incoming, type Provider, type Reply, sse, startUpstream } from './harness.ts';
 import { structuredSchema } from './json-schema-sample.ts';
 import {
   type Answer,
@@ -298,3 +298,6 @@ function rateLimited(retryAfterSeconds: number, seq: number): Reply {
     'retry-after': String(retryAfterSeconds),
   });
 }
+
+/** The chat simulator as a provider, for simulators that add endpoints around it (the batch APIs). */
+export const openAiProvider: Provider = { handle, errorReply, rateLimited };

@@ -1,0 +1,447 @@
+import type { z } from 'zod';
+import type { BatchState, UpstreamGroup } from '../../commands/batch/decide.ts';
+import type { BatchCommands } from '../../commands/batch/handler.ts';
+import type { BatchCreated, BatchLineFinished, BatchUpstreamPrepared } from '../../events/batch.ts';
+import type { KeyHolder } from '../accounts/live-state.ts';
+import { type RequestBodies, RequestLog } from '../billing/request-log.ts';
+import type { Hold } from '../billing/spending.ts';
+import type { CatalogModel } from '../catalog/types.ts';
+import type { ChatDeps } from '../chat/complete.ts';
+import type { ChatCompletionRequest } from '../chat/request.ts';
+import { chatBill, completionId, countInputTokens } from '../chat/service.ts';
+import type { BatchApi, UpstreamBatchResult, UpstreamBatchState } from '../contracts/batch.ts';
+import type { ChatBody, ChatCompletion } from '../contracts/chat.ts';
+import type { DescribeError } from '../contracts/errors.ts';
+import type { BlobStore } from '../files/blob-store.ts';
+import { fileBlobKey } from '../files/service.ts';
+import { settle } from '../pipeline/ledger.ts';
+import { batchApiOf } from '../providers/batch-apis.ts';
+import { failureOf, UpstreamError } from '../providers/errors.ts';
+import { upstreamOf } from '../providers/registry.ts';
+import { atBatchRates, holdLine } from './hold-line.ts';
+import { inputLines, parseInputLine } from './input.ts';
+import { keptBody, lineRequestId } from './output.ts';
+import { recordLine } from './record-line.ts';
+import type { BatchSettings } from './settings.ts';
+
+type Created = z.infer<typeof BatchCreated>;
+type Line = z.infer<typeof BatchLineFinished>;
+type PreparedLine = z.infer<typeof BatchUpstreamPrepared>['lines'][number];
+
+/** Lines per upstream batch: each upstream batch is one event of holds, kept well under any store's size limit. */
+export const UPSTREAM_BATCH_LINES = 1000;
+const NEVER = new AbortController().signal;
+
+/** A valid line whose model's provider serves it through its batch API. */
+export interface UpstreamLine {
+  line: number;
+  customId: string;
+  body: ChatCompletionRequest;
+  model: CatalogModel;
+}
+
+export interface UpstreamBatchDeps {
+  chat: ChatDeps;
+  commands: BatchCommands;
+  blobs: BlobStore;
+  bodies: RequestBodies | undefined;
+  settings: BatchSettings;
+  describeError: DescribeError;
+  log: (line: string) => void;
+  context: () => { now: Date };
+}
+
+/** Why lines an upstream batch did not serve failed, by how it ended. */
+const UNSERVED: Record<Exclude<UpstreamBatchState['state'], 'running' | 'ended'>, string> = {
+  failed: 'upstream_batch_failed',
+  expired: 'batch_expired',
+  cancelled: 'batch_cancelled',
+};
+
+const holder = (batch: Created): KeyHolder => ({
+  keyId: batch.keyId,
+  accountId: batch.accountId,
+  keyHash: '',
+  subAccountId: batch.subAccountId,
+});
+
+/**
+ * Lines sent to their provider's own batch API: held one by one (so every cap holds as for any request), recorded
+ * as an upstream batch with their holds, submitted, polled across restarts by the id recorded for it, and each
+ * line settled from the provider's usage at the batch rates. What the provider did not serve is released.
+ */
+export class UpstreamBatches {
+  private readonly polledAt = new Map<string, number>();
+  private readonly cancelSent = new Set<string>();
+
+  constructor(private readonly deps: UpstreamBatchDeps) {}
+
+  /** Holds the lines (one model) and submits them as one upstream batch; a line refused its hold fails at once. */
+  async submit(batch: Created, state: BatchState, lines: UpstreamLine[]): Promise<void> {
+    const model = lines[0]?.model;
+    if (!model) return;
+    const auth = holder(batch);
+    const held: PreparedLine[] = [];
+    const holds: Hold[] = [];
+    for (const item of lines) {
+      const requestId = lineRequestId(batch.batchId, item.line);
+      try {
+        const prepared = await holdLine(
+          this.deps.chat.spending,
+          { auth, requestId, tag: batch.tag },
+          model,
+          item.body,
+        );
+        holds.push(prepared.hold);
+        held.push({
+          line: item.line,
+          customId: item.customId,
+          holdId: prepared.hold.holdId,
+          heldNanos: prepared.hold.grantedNanos.toString(),
+          maxTokens: prepared.outputLimit,
+        });
+      } catch (error) {
+        // Refused before anything was sent (no room under a cap, a limit the model does not have): as today.
+        const described = this.deps.describeError(error);
+        await this.record(batch, {
+          line: item.line,
+          customId: item.customId,
+          statusCode: described.status,
+          ...keptBody(described.body),
+          error: null,
+          costNanos: '0',
+        });
+      }
+    }
+    if (held.length === 0) return;
+    const group = `${batch.batchId}/${state.groups.size + 1}`;
+    try {
+      await this.deps.commands.handle(
+        batch.batchId,
+        {
+          type: 'PrepareUpstream',
+          prepared: { batchId: batch.batchId, group, model: model.id, provider: model.provider, lines: held },
+        },
+        this.deps.context(),
+      );
+    } catch (error) {
+      for (const hold of holds) await this.deps.chat.spending.release(hold, 'failed').catch(() => undefined);
+      throw error;
+    }
+    state.groups.set(group, {
+      prepared: { batchId: batch.batchId, group, model: model.id, provider: model.provider, lines: held },
+      upstreamBatchId: null,
+      ended: null,
+    });
+    for (const line of held) state.grouped.set(line.line, group);
+    await this.send(batch, state.groups.get(group) as UpstreamGroup, false);
+  }
+
+  /**
+   * Moves every upstream batch of the gateway batch on: submits one recorded but never sent, cancels upstream when
+   * the gateway batch is cancelled or out of time, polls, and settles those that ended. True once all are over
+   * and every line they held is recorded.
+   */
+  async advance(batch: Created, state: BatchState, mode: 'run' | 'cancel' | 'expire'): Promise<boolean> {
+    let over = true;
+    for (const group of state.groups.values()) {
+      const open = group.prepared.lines.some((line) => !state.finished.has(line.line));
+      if (!open) continue;
+      if (!(await this.advanceOne(batch, state, group, mode))) over = false;
+    }
+    return over;
+  }
+
+  private async advanceOne(
+    batch: Created,
+    state: BatchState,
+    group: UpstreamGroup,
+    mode: 'run' | 'cancel' | 'expire',
+  ) {
+    const name = group.prepared.group;
+    const target = this.target(group);
+    if (!target) {
+      await this.end(batch, group, {
+        state: 'failed',
+        message: `${group.prepared.model} is no longer served by its provider's batch API on this gateway`,
+      });
+    } else if (group.ended === null && group.upstreamBatchId === null) {
+      if (!(await this.send(batch, group, true))) return false;
+    } else if (group.ended === null && group.upstreamBatchId !== null) {
+      const id = group.upstreamBatchId;
+      if (mode !== 'run' && !this.cancelSent.has(name)) {
+        this.cancelSent.add(name);
+        await target.api
+          .cancel(target.upstream, id, NEVER)
+          .catch((error) => this.deps.log(`cancelling upstream batch ${id} failed: ${String(error)}`));
+        this.polledAt.delete(name);
+      }
+      const last = this.polledAt.get(name);
+      if (last !== undefined && Date.now() - last < this.deps.settings.pollMs) return false;
+      this.polledAt.set(name, Date.now());
+      const polled = await target.api.poll(target.upstream, id, NEVER);
+      if (polled.state === 'running') return false;
+      await this.end(batch, group, polled);
+    }
+    await this.settleGroup(batch, state, group);
+    return true;
+  }
+
+  /**
+   * Sends a recorded upstream batch. On a resumption (`recovering`), one whose submission may have reached the
+   * provider is looked up by its name first; where the provider cannot be asked, it is not sent again and its
+   * lines fail. A submission the provider refuses ends the upstream batch as failed. False when it could not be
+   * decided now (the provider could not be reached to look it up).
+   */
+  private async send(batch: Created, group: UpstreamGroup, recovering: boolean): Promise<boolean> {
+    const target = this.target(group);
+    if (!target) return false;
+    const name = group.prepared.group;
+    let id: string | undefined;
+    if (recovering) {
+      if (!target.api.find) {
+        await this.end(batch, group, {
+          state: 'failed',
+          message:
+            'The gateway stopped while submitting this request to the provider, which cannot be asked whether it arrived; it was not sent again.',
+        });
+        return true;
+      }
+      try {
+        id = await target.api.find(target.upstream, name, NEVER);
+      } catch (error) {
+        this.deps.log(`looking up upstream batch ${name} failed: ${String(error)}`);
+        return false;
+      }
+    }
+    if (id === undefined) {
+      const bodies = await this.bodiesOf(batch, new Set(group.prepared.lines.map((line) => line.line)));
+      try {
+        id = await target.api.submit(
+          target.upstream,
+          group.prepared.lines.map((line) => ({
+            key: `line-${line.line}`,
+            body: upstreamBody(bodies.get(line.line), line.maxTokens),
+          })),
+          name,
+          NEVER,
+        );
+      } catch (error) {
+        await this.end(batch, group, {
+          state: 'failed',
+          message: `the provider refused the batch: ${(error as Error).message}`,
+        });
+        return true;
+      }
+    }
+    await this.deps.commands.handle(
+      batch.batchId,
+      { type: 'RecordUpstreamSubmitted', group: name, upstreamBatchId: id },
+      this.deps.context(),
+    );
+    group.upstreamBatchId = id;
+    this.polledAt.set(name, Date.now());
+    return true;
+  }
+
+  private async end(
+    batch: Created,
+    group: UpstreamGroup,
+    ended: Exclude<UpstreamBatchState, { state: 'running' }>,
+  ) {
+    const data = {
+      batchId: batch.batchId,
+      group: group.prepared.group,
+      state: ended.state,
+      message: 'message' in ended ? ended.message.slice(0, 500) : null,
+    };
+    await this.deps.commands.handle(
+      batch.batchId,
+      { type: 'RecordUpstreamEnded', ended: data },
+      this.deps.context(),
+    );
+    group.ended = data;
+  }
+
+  /** Settles each served line from the provider's usage, releases the rest, and records every line of the group. */
+  private async settleGroup(batch: Created, state: BatchState, group: UpstreamGroup): Promise<void> {
+    const ended = group.ended;
+    const target = this.target(group);
+    if (!ended) return;
+    const pending = group.prepared.lines.filter((line) => !state.finished.has(line.line));
+    if (pending.length === 0) return;
+    const results = new Map<string, UpstreamBatchResult>();
+    if (ended.state !== 'failed' && target && group.upstreamBatchId !== null) {
+      const listed = await target.api.results(target.upstream, group.upstreamBatchId, NEVER);
+      const keys = new Set(group.prepared.lines.map((line) => `line-${line.line}`));
+      for (const [index, result] of listed.entries()) {
+        // A provider that does not echo keys answers in the order of the requests.
+        const key = keys.has(result.key) ? result.key : `line-${group.prepared.lines[index]?.line}`;
+        results.set(key, result);
+      }
+    }
+    const bodies = await this.bodiesOf(batch, new Set(pending.map((line) => line.line)));
+    const model = atBatchRates(this.deps.chat.catalog.get(group.prepared.model) as CatalogModel);
+    const auth = holder(batch);
+    for (const line of pending) {
+      const hold: Hold = {
+        holdId: line.holdId,
+        requestId: lineRequestId(batch.batchId, line.line),
+        grantedNanos: BigInt(line.heldNanos),
+        accountId: batch.accountId,
+        limits: this.deps.chat.spending.limits(auth, batch.tag),
+      };
+      const result = results.get(`line-${line.line}`);
+      const body = bodies.get(line.line);
+      if (result && 'completion' in result) {
+        await this.served(batch, line, hold, model, body, result);
+        continue;
+      }
+      await this.deps.chat.spending.release(hold, ended.state === 'cancelled' ? 'cancelled' : 'failed');
+      if (result && 'error' in result) {
+        const error = new UpstreamError(
+          failureOf(result.error.status),
+          result.error.message,
+          result.error.status,
+        );
+        const described = this.deps.describeError(error);
+        await this.logFailed(batch, line, body, model, described.status, described.body.error.type);
+        await this.record(batch, {
+          line: line.line,
+          customId: line.customId,
+          statusCode: described.status,
+          ...keptBody(described.body),
+          error: null,
+          costNanos: '0',
+        });
+        continue;
+      }
+      const why = ended.state === 'ended' ? 'failed' : ended.state;
+      await this.record(batch, {
+        line: line.line,
+        customId: line.customId,
+        statusCode: 500,
+        body: null,
+        error: {
+          code: UNSERVED[why],
+          message: `The provider's batch did not serve this request (${why}${ended.message ? `: ${ended.message}` : ''}); it was not charged.`,
+        },
+        costNanos: '0',
+      });
+    }
+  }
+
+  /** A served line: settled at the batch rates from the provider's usage, in the request log, then recorded. */
+  private async served(
+    batch: Created,
+    line: PreparedLine,
+    hold: Hold,
+    model: CatalogModel,
+    body: ChatCompletionRequest | undefined,
+    result: Extract<UpstreamBatchResult, { completion: ChatCompletion }>,
+  ) {
+    const completion = { ...result.completion, id: result.completion.id ?? completionId(), model: model.id };
+    const bill = await chatBill(
+      {
+        model,
+        inputTokens: result.usage ? 0 : await inputTokensOf(body),
+        outputLimit: line.maxTokens,
+        hold,
+        discount: 'batch_api',
+      },
+      result.usage,
+      replyText(completion),
+    );
+    const log = this.requestLog(batch, line, body);
+    if (log) {
+      log.tried(model.id, model.provider, 0);
+      log.respond(completion);
+      if (bill.usage) log.usage = { ...bill.usage };
+    }
+    const costNanos = await settle(this.deps.chat.spending, { ...hold, ...(log && { log }) }, model, bill);
+    await this.record(batch, {
+      line: line.line,
+      customId: line.customId,
+      statusCode: 200,
+      ...keptBody(completion),
+      error: null,
+      costNanos: costNanos.toString(),
+    });
+  }
+
+  private requestLog(batch: Created, line: PreparedLine, body: unknown): RequestLog | undefined {
+    if (!this.deps.bodies) return undefined;
+    const log = new RequestLog(this.deps.bodies, {
+      requestId: lineRequestId(batch.batchId, line.line),
+      auth: holder(batch),
+      endpoint: '/v1/chat/completions',
+      body: body ?? null,
+    });
+    log.metered = true;
+    log.tag = batch.tag;
+    return log;
+  }
+
+  private async logFailed(
+    batch: Created,
+    line: PreparedLine,
+    body: unknown,
+    model: CatalogModel,
+    status: number,
+    type: string,
+  ) {
+    const log = this.requestLog(batch, line, body);
+    if (!log) return;
+    log.tried(model.id, model.provider, 0);
+    log.errorType = type;
+    const record = log.finish({ status, costNanos: 0n, holdId: null });
+    if (record)
+      await this.deps.chat.spending
+        .logRequest(record)
+        .catch((error) => this.deps.log(`logging ${record.requestId} failed: ${String(error)}`));
+  }
+
+  private async record(batch: Created, line: Omit<Line, 'batchId' | 'requestId'>): Promise<void> {
+    await recordLine(
+      this.deps.commands,
+      { batchId: batch.batchId, requestId: lineRequestId(batch.batchId, line.line), ...line },
+      this.deps.context,
+    );
+  }
+
+  private target(
+    group: UpstreamGroup,
+  ): { api: BatchApi; upstream: NonNullable<ReturnType<typeof upstreamOf>> } | undefined {
+    const model = this.deps.chat.catalog.get(group.prepared.model);
+    const api = model && batchApiOf(model);
+    const upstream = model && upstreamOf(model, this.deps.chat.env, this.deps.chat.timeoutMs);
+    return api && upstream ? { api, upstream } : undefined;
+  }
+
+  /** The request bodies of some lines, read again from the input file (they are not kept in the events). */
+  private async bodiesOf(batch: Created, wanted: Set<number>): Promise<Map<number, ChatCompletionRequest>> {
+    const found = new Map<number, ChatCompletionRequest>();
+    if ((await this.deps.blobs.size(fileBlobKey(batch.inputFileId))) === undefined) return found;
+    const seen = new Set<string>();
+    for await (const { line, text } of inputLines(this.deps.blobs.read(fileBlobKey(batch.inputFileId)))) {
+      const parsed = parseInputLine(line, text, batch.endpoint, seen);
+      if (parsed.valid && wanted.has(line)) found.set(line, parsed.body as ChatCompletionRequest);
+    }
+    return found;
+  }
+}
+
+/** The chat body a line sends upstream: the client's, with the output limit its hold was priced on. */
+function upstreamBody(body: ChatCompletionRequest | undefined, maxTokens: number): ChatBody {
+  const { max_completion_tokens: _ignored, ...rest } = (body ?? { messages: [] }) as ChatCompletionRequest;
+  return { ...(rest as ChatBody), max_tokens: maxTokens };
+}
+
+async function inputTokensOf(body: ChatCompletionRequest | undefined): Promise<number> {
+  return body ? countInputTokens(body) : 0;
+}
+
+function replyText(completion: ChatCompletion): string {
+  const message = (completion.choices[0] as { message?: { content?: unknown } } | undefined)?.message;
+  return typeof message?.content === 'string' ? message.content : '';
+}
