@@ -79,6 +79,8 @@ export class EvalWorker {
   private readonly controller = new AbortController();
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** A nudge that came while the worker was busy: it looks again at once instead of sleeping. */
+  private nudged = false;
 
   constructor(private readonly options: EvalWorkerOptions) {}
 
@@ -88,6 +90,7 @@ export class EvalWorker {
 
   /** Looks for queued runs now. */
   nudge(): void {
+    this.nudged = true;
     this.wake?.();
   }
 
@@ -101,6 +104,7 @@ export class EvalWorker {
   private async run(): Promise<void> {
     const signal = this.controller.signal;
     while (!signal.aborted) {
+      this.nudged = false;
       try {
         for (const evalId of await dueEvals(this.options.pool, 20)) {
           if (signal.aborted) return;
@@ -122,7 +126,7 @@ export class EvalWorker {
           clearTimeout(timer);
           resolve();
         }
-        if (signal.aborted) done();
+        if (signal.aborted || this.nudged) done();
       });
     }
   }
