@@ -202,6 +202,35 @@ describe('the exact cache of chat completions', () => {
     expect(after.headers.get('x-cache-status')).toBe('miss');
   });
 
+  it('keeps the reasoning with the answer and replays it in the stream', async () => {
+    const body = { model: 'openai/o3', messages: [{ role: 'user' as const, content: fresh('Think first') }] };
+    const plain = await client.chat.completions.create(body);
+    const reasoning = (plain.choices[0]?.message as { reasoning_content?: string }).reasoning_content;
+    expect(reasoning).toBeTruthy();
+    const stream = await client.chat.completions.create({ ...body, stream: true });
+    let replayed = '';
+    let text = '';
+    for await (const chunk of stream) {
+      replayed +=
+        (chunk.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '';
+      text += chunk.choices[0]?.delta.content ?? '';
+    }
+    expect(replayed).toBe(reasoning);
+    expect(text).toBe(plain.choices[0]?.message.content);
+  });
+
+  it('answers semantic mode exactly, and says so, when no embedding model is configured', async () => {
+    const body = {
+      model: MODEL,
+      cache: 'semantic',
+      messages: [{ role: 'user' as const, content: fresh('No embedder here') }],
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming;
+    const first = await client.chat.completions.create(body).withResponse();
+    expect(first.response.headers.get('x-cache-status')).toBe('miss; semantic=unavailable');
+    const again = await client.chat.completions.create(body).withResponse();
+    expect(again.response.headers.get('x-cache-status')).toBe('hit; type=exact');
+  });
+
   it('refuses an unknown mode with 400 naming the field', async () => {
     await expect(
       client.chat.completions.create({
