@@ -207,7 +207,10 @@ describe('the exact cache of chat completions', () => {
     const plain = await client.chat.completions.create(body);
     const reasoning = (plain.choices[0]?.message as { reasoning_content?: string }).reasoning_content;
     expect(reasoning).toBeTruthy();
-    const stream = await client.chat.completions.create({ ...body, stream: true });
+    const { data: stream, response } = await client.chat.completions
+      .create({ ...body, stream: true })
+      .withResponse();
+    expect(response.headers.get('x-cache-status')).toBe('hit; type=exact');
     let replayed = '';
     let text = '';
     for await (const chunk of stream) {
