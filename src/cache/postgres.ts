@@ -40,7 +40,7 @@ export class PostgresCacheStore implements CacheStore {
   async init(): Promise<void> {
     // Two instances starting at once may both create: the loser's duplicate-object error is harmless.
     await this.pool.query(TABLES).catch(async (error: { code?: string }) => {
-      if (error.code !== '23505' && error.code !== '42P07') throw error;
+      if (!['23505', '42P07', '42701'].includes(error.code ?? '')) throw error;
       await this.pool.query(TABLES);
     });
   }
