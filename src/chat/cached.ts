@@ -171,13 +171,15 @@ interface StoredMessage {
  * and no tool call and no refusal. A cut answer, a tool call or a refusal is never replayed.
  */
 export function storableChoices(
-  choices: { index?: unknown; message?: StoredMessage; finish_reason?: unknown }[],
+  choices: { index?: unknown; message?: StoredMessage; finish_reason?: unknown; logprobs?: unknown }[],
 ): CachedChoice[] | undefined {
   if (choices.length === 0) return undefined;
   const out: CachedChoice[] = [];
   for (const [at, choice] of choices.entries()) {
     const message = choice.message ?? {};
     if (choice.finish_reason !== 'stop' || typeof message.content !== 'string') return undefined;
+    // An entry keeps text, not token probabilities: an answer that carries them could not be replayed whole.
+    if (choice.logprobs !== undefined && choice.logprobs !== null) return undefined;
     if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) return undefined;
     if (message.function_call || (message.refusal !== undefined && message.refusal !== null))
       return undefined;
@@ -225,6 +227,7 @@ export class StreamRecorder {
       index: number;
       message: StoredMessage & { content: string; reasoning_content: string };
       finish_reason?: unknown;
+      logprobs?: unknown;
     }
   >();
 
@@ -245,6 +248,7 @@ export class StreamRecorder {
       if (delta.function_call) choice.message.function_call = delta.function_call;
       if (typeof delta.refusal === 'string') choice.message.refusal = delta.refusal;
       if (typeof raw.finish_reason === 'string') choice.finish_reason = raw.finish_reason;
+      if (raw.logprobs !== undefined && raw.logprobs !== null) choice.logprobs = raw.logprobs;
     }
   }
 
