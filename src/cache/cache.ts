@@ -150,7 +150,7 @@ export class ResponseCache {
 
   /**
    * Keeps an answer the pipeline served, when the request's mode stores and the charge is one a hit can be billed
-   * from (undiscounted, posted in full). What is not storable (an error, a tool call, a cut answer) never reaches
+   * from (undiscounted: a batch line's answer is not a price to halve again). What is not storable (an error, a tool call, a cut answer) never reaches
    * here: the features decide that. Never fails the request.
    */
   async save(
@@ -160,7 +160,6 @@ export class ResponseCache {
       provider: string;
       requestId: string;
       charge: Charge | undefined;
-      costNanos: bigint;
       usageReported: boolean;
       units: number;
       answer: CachedAnswer;
@@ -168,7 +167,7 @@ export class ResponseCache {
   ): Promise<void> {
     const { charge } = served;
     if (!probe.policy.store || probe.hit || !charge) return;
-    if (charge.discount !== 'none' || charge.chargedNanos !== served.costNanos) return;
+    if (charge.discount !== 'none') return;
     const now = this.clock();
     const entry: CacheEntry = {
       id: `ce_${randomUUID().replaceAll('-', '')}`,

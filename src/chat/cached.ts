@@ -209,7 +209,6 @@ export async function saveChat(
     provider: outcome.model.provider,
     requestId,
     charge: outcome.charge,
-    costNanos: outcome.costNanos,
     usageReported: outcome.usageReported,
     units: outcome.units,
     answer,

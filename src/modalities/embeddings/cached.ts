@@ -82,7 +82,6 @@ export async function saveEmbeddings(
     provider: served.model.provider,
     requestId,
     charge: served.charge,
-    costNanos: served.costNanos,
     usageReported: served.usageReported,
     units: served.units,
     answer: {
