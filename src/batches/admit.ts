@@ -2,6 +2,7 @@ import type { Catalog } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { fileBlobKey } from '../files/service.ts';
+import { isAvailable } from '../providers/registry.ts';
 import { inputLines, parseInputLine } from './input.ts';
 import { type BatchSettings, lineModel, servedByBatchApi } from './settings.ts';
 
@@ -32,7 +33,13 @@ export async function refuseUnbatchable(
         refused.add(String(id ?? 'auto'));
       continue;
     }
-    if (model.provider !== 'local' && !servedByBatchApi(deps.settings, model, endpoint))
+    // A model the gateway cannot reach fails on its own, as it would anywhere.
+    const reachable = endpoint !== '/v1/chat/completions' || isAvailable(model, deps.env);
+    if (
+      model.provider !== 'local' &&
+      reachable &&
+      !servedByBatchApi(deps.settings, model, endpoint, deps.env)
+    )
       refused.add(model.id);
   }
   if (refused.size === 0) return;

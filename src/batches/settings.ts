@@ -64,13 +64,19 @@ export function lineModel(
   });
 }
 
-/** Whether the line's model goes to its provider's batch API. */
-export function servedByBatchApi(settings: BatchSettings, model: CatalogModel | undefined, endpoint: string) {
+/** Whether the line's model goes to its provider's batch API: one is spoken for it and the gateway can reach it. */
+export function servedByBatchApi(
+  settings: BatchSettings,
+  model: CatalogModel | undefined,
+  endpoint: string,
+  env: NodeJS.ProcessEnv,
+): boolean {
   return (
     endpoint === '/v1/chat/completions' &&
     model !== undefined &&
     settings.apis.has(model.provider) &&
-    batchApiOf(model) !== undefined
+    batchApiOf(model) !== undefined &&
+    isAvailable(model, env)
   );
 }
 

@@ -147,7 +147,12 @@ export class UpstreamBatches {
     for (const group of state.groups.values()) {
       const open = group.prepared.lines.some((line) => !state.finished.has(line.line));
       if (!open) continue;
-      if (!(await this.advanceOne(batch, state, group, mode))) over = false;
+      // A provider that fails a poll or a download is asked again at the next pass; other groups go on.
+      const moved = await this.advanceOne(batch, state, group, mode).catch((error) => {
+        this.deps.log(`upstream batch ${group.prepared.group} could not be moved on: ${String(error)}`);
+        return false;
+      });
+      if (!moved) over = false;
     }
     return over;
   }

@@ -100,7 +100,8 @@ export class BatchWorker {
       await sleep(this.options.intervalMs, signal);
       if (signal.aborted) return;
       try {
-        for (const batchId of await dueBatches(this.options.pool, 20)) {
+        // Batches waiting on an upstream batch stay due for hours; enough are taken that new ones still start.
+        for (const batchId of await dueBatches(this.options.pool, 500)) {
           if (signal.aborted) return;
           await withBatchLease(this.options.pool, batchId, this.options.log, () => this.work(batchId));
         }
@@ -229,7 +230,7 @@ export class BatchWorker {
         continue;
       }
       const model = lineModel(catalog, env, batch.endpoint, (parsed.body as { model?: unknown }).model);
-      if (model && servedByBatchApi(this.options.settings, model, batch.endpoint)) {
+      if (model && servedByBatchApi(this.options.settings, model, batch.endpoint, env)) {
         const waiting = upstreamLines.get(model.id) ?? [];
         waiting.push({ line, customId: parsed.customId, body: parsed.body as ChatCompletionRequest, model });
         upstreamLines.set(model.id, waiting);
