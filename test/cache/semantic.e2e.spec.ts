@@ -130,6 +130,19 @@ describe('the semantic cache', () => {
     expect((await json(bad)).error.message).toContain('x-gw-cache-threshold');
   });
 
+  it('lets a request raise the threshold above a near paraphrase’s similarity', async () => {
+    const prompt = system();
+    const stored =
+      'Name the rivers of Egypt, Sudan, Ethiopia, Uganda, Kenya, Tanzania, Rwanda, Burundi, Congo and Chad';
+    // One more country: similarity 0.957 (12 shared words of 12 and 13), above 0.95 and below 0.99.
+    const near = stored.replace('Congo and Chad', 'Congo, Chad and Niger');
+    await ask(prompt, stored);
+    expect((await ask(prompt, near, {}, { 'x-gw-cache-threshold': '0.99' })).status).toBe('miss');
+    // Another extra country (the miss above stored its own question): 0.957 from the first, under the default.
+    const other = stored.replace('Congo and Chad', 'Congo, Chad and Mali');
+    expect((await ask(prompt, other)).status).toMatch(/^hit; type=semantic; similarity=0\.95\d$/);
+  });
+
   it('needs the same system prompt and parameters, and a single turn without tools', async () => {
     const prompt = system();
     await ask(prompt, 'What is the tallest mountain?');
