@@ -205,7 +205,8 @@ describe('the exact cache of chat completions', () => {
   it('keeps the reasoning with the answer and replays it in the stream', async () => {
     const body = { model: 'openai/o3', messages: [{ role: 'user' as const, content: fresh('Think first') }] };
     const plain = await client.chat.completions.create(body);
-    const reasoning = (plain.choices[0]?.message as { reasoning_content?: string }).reasoning_content;
+    const reasoning = (plain.choices[0]?.message as { reasoning_content?: string } | undefined)
+      ?.reasoning_content;
     expect(reasoning).toBeTruthy();
     const { data: stream, response } = await client.chat.completions
       .create({ ...body, stream: true })
