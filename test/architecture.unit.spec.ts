@@ -27,6 +27,7 @@ const LAYERS: { name: string; units: string[] }[] = [
       'src/tokens',
       'src/media',
       'src/limits',
+      'src/observability',
     ],
   },
   // Providers are a leaf: contracts, base helpers and catalog types only. The catalog names no provider.

@@ -1,8 +1,19 @@
 import { DomainError } from '../../commands/errors.ts';
 import { monthOf } from '../../events/budget.ts';
+import { NANOS_PER_CENT } from '../../events/money.ts';
 import type { Sql } from '../../projections/types.ts';
-import { type Balance, toBalance } from '../billing/balance.ts';
 import { nanosToCents } from '../contracts/money.ts';
+
+/** As GET /v1/balance answers: whole cents, rounded down (a debt rounds away from zero). */
+interface Balance {
+  cents: number;
+  usd: number;
+}
+
+function toBalance(nanos: bigint): Balance {
+  const cents = nanos >= 0n ? nanos / NANOS_PER_CENT : -((-nanos + NANOS_PER_CENT - 1n) / NANOS_PER_CENT);
+  return { cents: Number(cents), usd: Number(cents) / 100 };
+}
 
 /**
  * What the operator reads about accounts, from the read models: the same answers through the admin API and

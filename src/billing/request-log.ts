@@ -118,6 +118,8 @@ export class RequestLog {
   metered = false;
   firstByteMs: number | null = null;
   errorType: string | null = null;
+  /** What the request was charged, once recorded (the per-request log line reads it). */
+  costNanos: bigint | null = null;
   usage: Record<string, unknown> | null = null;
   /** What the response cache did (its X-Cache-Status), and for a hit where the answer came from. */
   cacheStatus: string | null = null;
@@ -160,6 +162,7 @@ export class RequestLog {
   finish(end: { status: number; costNanos: bigint; holdId: string | null }): RequestRecord | undefined {
     if (this.done) return undefined;
     this.done = true;
+    this.costNanos = end.costNanos;
     const totalMs = Math.round(performance.now() - this.started);
     const body = this.info.body;
     const requestedModel =

@@ -2,14 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { constants as zlibConstants } from 'node:zlib';
 import compress from '@fastify/compress';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { EdgeLimits } from '../config.ts';
+import { GatewayMetrics } from '../observability/metrics.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { describeAnthropicError } from './anthropic-errors.ts';
 import { authPlugin } from './auth.ts';
 import { DEFAULT_EDGE_LIMITS, edgeServerOptions, installEdge } from './edge.ts';
 import { describeError } from './errors.ts';
+import { observeRequests } from './observe.ts';
+import { type OpsDeps, opsRoutes } from './routes/ops.ts';
 import { type RouteDeps, registerRoutes } from './routes.ts';
 import { webSocketPlugin } from './websocket.ts';
 
@@ -18,6 +21,8 @@ export interface AppDeps extends RouteDeps {
   logLevel?: string;
   /** Body size and timeouts of the HTTP server (src/http/edge.ts). */
   edge?: EdgeLimits;
+  /** What /readyz checks and /metrics reads from the store. */
+  ops?: Omit<OpsDeps, 'metrics'>;
 }
 
 /** A client's own request id is kept when it is printable ASCII, up to 200 characters (any other is replaced). */
@@ -42,6 +47,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...edgeServerOptions(edge),
     logger: { level: deps.logLevel ?? 'info' },
+    // One line per request instead, with its account, model and cost (src/http/observe.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -53,6 +60,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   installEdge(app, edge);
   await app.register(compress, COMPRESSION);
+  const metrics = new GatewayMetrics(deps.ops?.probe);
+  observeRequests(app, metrics);
 
   let closing = false;
   app.addHook('preClose', async () => {
@@ -89,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before the routes: its onRoute hook learns which paths are WebSocket endpoints.
   await app.register(webSocketPlugin);
   await registerRoutes(app, deps);
+  if (deps.ops) await opsRoutes(app, { ...deps.ops, metrics });
 
   return app;
 }

@@ -13,6 +13,8 @@ export interface RateDecision {
  */
 export interface RateLimiter {
   take(bucket: string, ratePerMinute: number): Promise<RateDecision>;
+  /** Fails when a shared store behind the limiter (Redis) does not answer; absent for the in-process one. */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 

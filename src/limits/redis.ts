@@ -96,6 +96,10 @@ export class RedisRateLimiter implements RateLimiter {
     return decision(allowed === 1, remaining, retryMs, ratePerMinute);
   }
 
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }

@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, errors, type FormData, request } from 'undici';
+import { upstreamSeconds } from '../observability/metrics.ts';
+import { inClientSpan } from '../observability/tracing.ts';
 import { failureOf, parseRetryAfter, UpstreamError } from './errors.ts';
 
 /** A provider endpoint under a base URL, whether or not the configured base ends in a slash. */
@@ -52,6 +54,30 @@ export interface RawUpstreamRequest {
  * covers the wait for the response headers (a slow first byte), not a long body after them.
  */
 export async function sendUpstream(req: RawUpstreamRequest): Promise<UpstreamResponse> {
+  const url = new URL(req.url);
+  const started = performance.now();
+  let status = 'error';
+  try {
+    // The span and the timing cover the wait for the response headers; a streamed body comes after.
+    return await inClientSpan(
+      `${req.method} ${url.host}`,
+      { 'http.request.method': req.method, 'server.address': url.host, 'url.path': url.pathname },
+      async (span) => {
+        const response = await callUpstream(req).catch((error: unknown) => {
+          if (error instanceof UpstreamError && error.status) status = String(error.status);
+          throw error;
+        });
+        status = String(response.status);
+        span.setAttribute('http.response.status_code', response.status);
+        return response;
+      },
+    );
+  } finally {
+    upstreamSeconds.observe({ host: url.host, status }, (performance.now() - started) / 1000);
+  }
+}
+
+async function callUpstream(req: RawUpstreamRequest): Promise<UpstreamResponse> {
   let response: Awaited<ReturnType<typeof request>>;
   try {
     response = await request(req.url, {

@@ -141,6 +141,9 @@ export const ROUTES: Route[] = [
   admin('GET', '/accounts/:accountId/balance'),
   admin('GET', '/accounts/:accountId/usage'),
   admin('GET', '/keys'),
+  { method: 'GET', path: '/healthz', credential: 'none' },
+  { method: 'GET', path: '/readyz', credential: 'none' },
+  { method: 'GET', path: '/metrics', credential: 'admin' },
   ...dashboardRoutes(),
 ];
 
