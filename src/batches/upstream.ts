@@ -188,6 +188,8 @@ export class UpstreamBatches {
       if (polled.state === 'running') return false;
       await this.end(batch, group, polled);
     }
+    // Only an upstream batch that is over has every line settled or released, and recorded.
+    if (group.ended === null) return false;
     await this.settleGroup(batch, state, group);
     return true;
   }
@@ -232,9 +234,18 @@ export class UpstreamBatches {
           NEVER,
         );
       } catch (error) {
+        // A refusal is final. Any other failure (a timeout, a 5xx, a dropped connection) may have come after the
+        // provider took the batch: it is looked up by its name at the next pass rather than sent again.
+        const refused = error instanceof UpstreamError && error.failure === 'client';
+        if (!refused && target.api.find) {
+          this.deps.log(`submitting upstream batch ${name} failed, to be looked up: ${String(error)}`);
+          return false;
+        }
         await this.end(batch, group, {
           state: 'failed',
-          message: `the provider refused the batch: ${(error as Error).message}`,
+          message: refused
+            ? `the provider refused the batch: ${(error as Error).message}`
+            : `the submission failed (${(error as Error).message}) and the provider cannot be asked whether it arrived; it was not sent again`,
         });
         return true;
       }

@@ -135,6 +135,32 @@ describe('lines of a provider with a batch API go to that API, settled at its ba
   });
 });
 
+describe('a submission whose reply is lost', () => {
+  it('OpenAI: the batch is found by its name at the next pass and polled, not created again', async () => {
+    const created = [...sims.openai.batches.batches.keys()].length;
+    sims.openai.batches.loseNextCreateReply();
+    const batch = await submit(world.client, [line('lost', 'openai/gpt-4o-mini', 'one')]);
+    const done = await waitForStatus(world.client, batch.id, (s) => s === 'completed');
+    expect(done.request_counts).toEqual({ total: 1, completed: 1, failed: 0 });
+    expect(sims.openai.batches.batches.size).toBe(created + 1);
+    expect(calls(sims.openai, 'GET', /^\/v1\/batches$/).length).toBeGreaterThanOrEqual(1);
+    expect(await chargesOf(pool(), batch.id)).toHaveLength(1);
+  });
+
+  it('Anthropic, which cannot be asked: not sent again; the lines are released and fail', async () => {
+    sims.anthropic.batches.loseNextCreateReply();
+    const before = sims.anthropic.batches.batches.size;
+    const batch = await submit(world.client, [line('lost', 'anthropic/claude-sonnet-4-5', 'one')]);
+    const done = await waitForStatus(world.client, batch.id, (s) => s === 'completed');
+    expect(done.request_counts).toEqual({ total: 1, completed: 0, failed: 1 });
+    expect(sims.anthropic.batches.batches.size).toBe(before + 1);
+    const errors = jsonl(await (await world.client.files.content(done.error_file_id as string)).text());
+    expect(errors[0].error.code).toBe('upstream_batch_failed');
+    expect(await chargesOf(pool(), batch.id)).toHaveLength(0);
+    expect(await openHolds(pool(), batch.id)).toBe(0);
+  });
+});
+
 describe('an upstream batch that does not serve every line', () => {
   it('expired upstream: served lines are charged, the rest released and in the error file as batch_expired', async () => {
     sims.openai.batches.endNext({ state: 'expired', served: 1 });

@@ -63,10 +63,13 @@ export async function startAnthropicBatchUpstream(): Promise<BatchUpstream> {
         key: r.custom_id,
         call: { path: '/v1/messages', body: r.params },
       }));
-      return {
-        status: 200,
-        body: view(book.create('msgbatch_sim', undefined, requests), request.headers.host),
-      };
+      const created = book.create('msgbatch_sim', undefined, requests);
+      if (book.replyLost())
+        return {
+          status: 500,
+          body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },
+        };
+      return { status: 200, body: view(created, request.headers.host) };
     }
     const one = /^\/v1\/messages\/batches\/([^/]+)(\/cancel|\/results)?$/.exec(path);
     if (one) {

@@ -30,6 +30,7 @@ export interface SimBatch {
 export class BatchBook {
   readonly batches = new Map<string, SimBatch>();
   private held = false;
+  private loseReply = false;
   private readonly endings: Ending[] = [];
   private seq = 0;
 
@@ -42,6 +43,18 @@ export class BatchBook {
 
   release(): void {
     this.held = false;
+  }
+
+  /** The next batch is created, but its creation is answered with a 500, as if the reply were lost. */
+  loseNextCreateReply(): void {
+    this.loseReply = true;
+  }
+
+  /** Whether this creation's reply is to be lost (once). */
+  replyLost(): boolean {
+    const lost = this.loseReply;
+    this.loseReply = false;
+    return lost;
   }
 
   /** The next batch to end ends this way. */

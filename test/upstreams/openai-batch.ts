@@ -103,7 +103,10 @@ export async function startOpenAiBatchUpstream(): Promise<BatchUpstream> {
         .filter((line) => line.trim() !== '')
         .map((line) => JSON.parse(line) as { custom_id: string; body: unknown })
         .map((line) => ({ key: line.custom_id, call: { path: '/v1/chat/completions', body: line.body } }));
-      return { status: 200, body: view(book.create('batch_sim', body.metadata?.gateway_batch, requests)) };
+      const created = book.create('batch_sim', body.metadata?.gateway_batch, requests);
+      if (book.replyLost())
+        return { status: 500, body: { error: { message: 'The server had an error', type: 'server_error' } } };
+      return { status: 200, body: view(created) };
     }
     if (method === 'GET' && path === '/v1/batches') {
       const data = [...book.batches.values()].reverse().map(view);
