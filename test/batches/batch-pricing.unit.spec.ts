@@ -1,7 +1,11 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { atBatchRates } from '../../src/batches/hold-line.ts';
 import { BatchSettingsError, batchSettings } from '../../src/batches/settings.ts';
 import type { CatalogModel } from '../../src/catalog/types.ts';
+import { readConfigFile } from '../../src/config-file.ts';
 import { priceCharge } from '../../src/contracts/money.ts';
 
 const lines = [
@@ -68,5 +72,23 @@ describe('batch settings', () => {
     expect(() => batchSettings({ GATEWAY_BATCH_APIS: 'openai,groq' })).toThrow(BatchSettingsError);
     expect(() => batchSettings({ GATEWAY_BATCH_APIS: 'openai,groq' })).toThrow(/groq/);
     expect(() => batchSettings({ GATEWAY_BATCH_FALLBACK: 'half' })).toThrow(/full_price or refuse/);
+  });
+});
+
+describe('batch settings from the config file', () => {
+  it('become the variables, which the environment overrides', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gw-batch-config-'));
+    try {
+      const path = join(dir, 'config.json');
+      await writeFile(path, JSON.stringify({ batches: { apis: [], fallback: 'refuse' } }));
+      expect(readConfigFile(path).variables).toMatchObject({
+        GATEWAY_BATCH_APIS: 'none',
+        GATEWAY_BATCH_FALLBACK: 'refuse',
+      });
+      await writeFile(path, JSON.stringify({ batches: { fallback: 'half' } }));
+      expect(() => readConfigFile(path)).toThrow(/batches\.fallback/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
