@@ -171,7 +171,7 @@ export class UpstreamBatches {
         message: `${group.prepared.model} is no longer served by its provider's batch API on this gateway`,
       });
     } else if (group.ended === null && group.upstreamBatchId === null) {
-      if (!(await this.send(batch, group, true))) return false;
+      if (!(await this.send(batch, group, true, mode))) return false;
     } else if (group.ended === null && group.upstreamBatchId !== null) {
       const id = group.upstreamBatchId;
       if (mode !== 'run' && !this.cancelSent.has(name)) {
@@ -200,7 +200,12 @@ export class UpstreamBatches {
    * lines fail. A submission the provider refuses ends the upstream batch as failed. False when it could not be
    * decided now (the provider could not be reached to look it up).
    */
-  private async send(batch: Created, group: UpstreamGroup, recovering: boolean): Promise<boolean> {
+  private async send(
+    batch: Created,
+    group: UpstreamGroup,
+    recovering: boolean,
+    mode: 'run' | 'cancel' | 'expire' = 'run',
+  ): Promise<boolean> {
     const target = this.target(group);
     if (!target) return false;
     const name = group.prepared.group;
@@ -220,6 +225,11 @@ export class UpstreamBatches {
         this.deps.log(`looking up upstream batch ${name} failed: ${String(error)}`);
         return false;
       }
+    }
+    if (id === undefined && mode !== 'run') {
+      // Cancelled or out of time before it reached the provider: it is not sent now.
+      await this.end(batch, group, { state: mode === 'cancel' ? 'cancelled' : 'expired' });
+      return true;
     }
     if (id === undefined) {
       const bodies = await this.bodiesOf(batch, new Set(group.prepared.lines.map((line) => line.line)));
