@@ -12,6 +12,7 @@ import { authPlugin } from './auth.ts';
 import { DEFAULT_EDGE_LIMITS, edgeServerOptions, installEdge } from './edge.ts';
 import { describeError } from './errors.ts';
 import { observeRequests } from './observe.ts';
+import { registerOpenApi } from './openapi.ts';
 import { type OpsDeps, opsRoutes } from './routes/ops.ts';
 import { type RouteDeps, registerRoutes } from './routes.ts';
 import { webSocketPlugin } from './websocket.ts';
@@ -92,6 +93,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       request.log.error({ err: error }, 'request failed');
     reply.code(described.status).headers(described.headers).send(described.body);
   });
+  // After the error handler, which its encapsulated UI inherits; before the routes, which it learns of.
+  await registerOpenApi(app);
   // Limits are set per route, where each upload's size limit is known (src/http/uploads.ts).
   await app.register(multipart);
   await app.register(authPlugin, { live: deps.live, adminToken: deps.adminToken });

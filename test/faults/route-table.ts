@@ -144,6 +144,14 @@ export const ROUTES: Route[] = [
   { method: 'GET', path: '/healthz', credential: 'none' },
   { method: 'GET', path: '/readyz', credential: 'none' },
   { method: 'GET', path: '/metrics', credential: 'admin' },
+  { method: 'GET', path: '/v1/openapi.json', credential: 'none' },
+  { method: 'GET', path: '/docs', credential: 'none' },
+  { method: 'GET', path: '/docs/', credential: 'none' },
+  { method: 'GET', path: '/docs/static/index.html', credential: 'none' },
+  { method: 'GET', path: '/docs/static/swagger-initializer.js', credential: 'none' },
+  { method: 'GET', path: '/docs/*', credential: 'none' },
+  { method: 'GET', path: '/docs/json', credential: 'none' },
+  { method: 'GET', path: '/docs/yaml', credential: 'none' },
   ...dashboardRoutes(),
 ];
 

@@ -1,0 +1,165 @@
+import { z } from 'zod';
+
+/**
+ * The response bodies the OpenAPI document describes for routes that declare none of their own (a declared
+ * response schema would also serialize, and strip, what the route sends). Objects are open (`looseObject`): a
+ * response may carry more than is listed, as OpenAI's do; what is listed must be there with its type. A test
+ * replays requests of the e2e suite and validates each answer against the document, so these cannot drift.
+ */
+
+export const ErrorBody = z.object({
+  error: z.looseObject({
+    message: z.string(),
+    type: z.string(),
+    code: z.union([z.number().int(), z.string()]),
+    param: z.string().nullable().optional(),
+  }),
+});
+
+const Usage = z.looseObject({
+  prompt_tokens: z.number().int().min(0),
+  completion_tokens: z.number().int().min(0),
+  total_tokens: z.number().int().min(0),
+});
+
+const ToolCall = z.looseObject({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+
+export const ChatCompletionBody = z.looseObject({
+  id: z.string(),
+  object: z.literal('chat.completion'),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z
+    .array(
+      z.looseObject({
+        index: z.number().int().min(0),
+        message: z.looseObject({
+          role: z.literal('assistant'),
+          content: z.string().nullable(),
+          tool_calls: z.array(ToolCall).optional(),
+        }),
+        finish_reason: z.string().nullable(),
+      }),
+    )
+    .min(1),
+  usage: Usage,
+});
+
+const EmbeddingsBody = z.looseObject({
+  object: z.literal('list'),
+  model: z.string(),
+  data: z.array(
+    z.looseObject({
+      object: z.literal('embedding'),
+      index: z.number().int().min(0),
+      embedding: z.union([z.array(z.number()), z.string()]),
+    }),
+  ),
+  usage: z.looseObject({ prompt_tokens: z.number().int().min(0), total_tokens: z.number().int().min(0) }),
+});
+
+const SubAccount = z.looseObject({
+  id: z.string(),
+  object: z.literal('sub_account'),
+  name: z.string(),
+  external_ref: z.string().nullable(),
+  spend_cap_cents: z.number(),
+  rate_limit_rpm: z.number().int(),
+  default_tag: z.string().nullable(),
+  created_at: z.number().int(),
+  spent_cents: z.number(),
+  key: z.string().optional(),
+});
+
+const FileObject = z.looseObject({
+  id: z.string(),
+  object: z.literal('file'),
+  bytes: z.number().int().min(0),
+  created_at: z.number().int(),
+  filename: z.string(),
+  purpose: z.string(),
+  status: z.string(),
+});
+
+const UsageRow = z.looseObject({
+  requests: z.number().int().min(0),
+  cost_cents: z.number(),
+  units: z.number().int().min(0),
+});
+
+const Month = z.string().regex(/^\d{4}-\d{2}$/);
+const CentsUsd = { cents: z.number().int(), usd: z.number() };
+
+const AccountSummary = z.looseObject({
+  account_id: z.string(),
+  name: z.string(),
+  created_at: z.string(),
+  rate_limit_rpm: z.number().int(),
+  balance: z.object(CentsUsd),
+  active_keys: z.number().int().min(0),
+  sub_accounts: z.number().int().min(0),
+});
+
+const Key = z.looseObject({
+  key_id: z.string(),
+  account_id: z.string(),
+  key_prefix: z.string(),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
+
+const AccountBalance = z.looseObject({
+  account_id: z.string(),
+  ...CentsUsd,
+  topped_up_cents: z.number(),
+  charged_cents: z.number(),
+});
+
+const Figures = { requests: z.number().int().min(0), cost_cents: z.number(), units: z.number().int().min(0) };
+
+const Readiness = z.looseObject({
+  status: z.enum(['ready', 'not_ready']),
+  checks: z.record(z.string(), z.string()),
+});
+
+/** `METHOD path` (Fastify's path, `:name` parameters) → status → body. */
+export const DOCUMENTED_RESPONSES: Record<string, Record<number, z.ZodType>> = {
+  'POST /v1/chat/completions': { 200: ChatCompletionBody },
+  'POST /v1/embeddings': { 200: EmbeddingsBody },
+  'GET /v1/sub-accounts': { 200: z.looseObject({ object: z.literal('list'), data: z.array(SubAccount) }) },
+  'POST /v1/sub-accounts': { 200: SubAccount },
+  'GET /v1/sub-accounts/:id': { 200: SubAccount },
+  'GET /v1/files': { 200: z.looseObject({ object: z.literal('list'), data: z.array(FileObject) }) },
+  'POST /v1/files': { 200: FileObject },
+  'GET /v1/files/:id': { 200: FileObject },
+  'GET /v1/usage/by-tag': {
+    200: z.looseObject({ month: Month, data: z.array(UsageRow.extend({ tag: z.string() })) }),
+  },
+  'GET /v1/usage/by-sub-account': {
+    200: z.looseObject({ month: Month, data: z.array(UsageRow.extend({ sub_account_id: z.string() })) }),
+  },
+  'GET /admin/accounts': { 200: z.looseObject({ object: z.literal('list'), data: z.array(AccountSummary) }) },
+  'GET /admin/accounts/:accountId': {
+    200: AccountSummary.extend({ keys: z.array(Key), balance_detail: AccountBalance }),
+  },
+  'GET /admin/keys': { 200: z.looseObject({ object: z.literal('list'), data: z.array(Key) }) },
+  'GET /admin/accounts/:accountId/balance': { 200: AccountBalance },
+  'GET /admin/accounts/:accountId/usage': {
+    200: z.looseObject({
+      account_id: z.string(),
+      month: Month,
+      total: z.looseObject(Figures),
+      by_sub_account: z.array(z.looseObject({ sub_account_id: z.string(), ...Figures })),
+      by_tag: z.array(z.looseObject({ tag: z.string(), ...Figures })),
+    }),
+  },
+  'POST /admin/accounts': {
+    200: z.looseObject({ account_id: z.string(), key: z.string(), key_id: z.string() }),
+  },
+  'GET /healthz': { 200: z.object({ status: z.literal('ok') }) },
+  'GET /readyz': { 200: Readiness, 503: Readiness.extend({ error: ErrorBody.shape.error }) },
+};

@@ -1,0 +1,77 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { DOCUMENTED_RESPONSES, ErrorBody } from './openapi-responses.ts';
+
+type TransformInput = Parameters<typeof jsonSchemaTransform>[0];
+
+/** The API the document describes: the client and operator routes; dashboard pages, media and MCP are left out. */
+const DESCRIBED = /^\/(?:v1\/|admin\/|healthz$|readyz$|metrics$)/;
+
+function security(url: string): Record<string, string[]>[] {
+  if (url === '/healthz' || url === '/readyz') return [];
+  if (url.startsWith('/admin/') || url === '/metrics') return [{ adminToken: [] }];
+  return [{ apiKey: [] }];
+}
+
+/** `/v1/sub-accounts/:id` → `sub-accounts`; the operator's routes are `admin`, the probes `operations`. */
+function tag(url: string): string {
+  if (url.startsWith('/admin/')) return 'admin';
+  if (!url.startsWith('/v1/')) return 'operations';
+  return url.split('/')[2] ?? 'v1';
+}
+
+/**
+ * Adds what the route does not say itself (its documented responses, the error shape, its credential and tag),
+ * then lets the zod type provider turn the zod schemas into JSON Schema.
+ */
+function transform(input: TransformInput) {
+  const { schema, url, route } = input;
+  if (!DESCRIBED.test(url) || url === '/v1/openapi.json') return { schema: { ...schema, hide: true }, url };
+  const method = (Array.isArray(route.method) ? route.method[0] : route.method) as string;
+  const documented = DOCUMENTED_RESPONSES[`${method} ${url}`];
+  const response = schema?.response ?? documented ?? {};
+  return jsonSchemaTransform({
+    ...input,
+    schema: {
+      ...schema,
+      tags: [tag(url)],
+      security: security(url),
+      response:
+        url === '/metrics' || url === '/healthz' || url === '/readyz'
+          ? response
+          : { ...response, '4XX': ErrorBody, '5XX': ErrorBody },
+    },
+  });
+}
+
+/**
+ * The OpenAPI 3.1 document, generated from the routes' zod schemas, at `/v1/openapi.json` (no credential, like
+ * the reference UI at `/docs`, whose assets are served from the package, never a CDN). Registered before the
+ * routes, which it learns of as they are added.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Model gateway API',
+        // The API's version, as /v1 names it (not the package's).
+        version: '1',
+        description:
+          'An OpenAI-compatible API in front of many model providers, with prepaid balances, sub-accounts, caps, budgets, usage and a request log. Errors are `{error:{message,type,code,param}}`.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk-gw-…)' },
+          adminToken: { type: 'http', scheme: 'bearer', description: "The operator's admin token" },
+        },
+      },
+    },
+    transform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get('/v1/openapi.json', () => app.swagger());
+}
