@@ -3,6 +3,7 @@ import { catalogModel } from './classify.ts';
 import { extraCatalogModels } from './extra-models.ts';
 import { bundledProviders, isPriceTemplate } from './genai-prices.ts';
 import { localCatalogModels } from './local.ts';
+import { contextWindowOf } from './model-limits.ts';
 import type { Catalog, CatalogFilter, CatalogModel } from './types.ts';
 
 export interface CatalogSource {
@@ -37,6 +38,11 @@ export function buildCatalog(source: CatalogSource = {}): Catalog {
       byId.set(model.id, { ...listed, prices, priceNotes: [...listed.priceNotes, ...model.priceNotes] });
     }
     add(model);
+  }
+  // Context windows the price list lacks (Gemini 2.5 Pro, the Gemini 3 Pro previews, GPT-4.5, Mistral's).
+  for (const model of byId.values()) {
+    const contextWindow = model.contextWindow ?? contextWindowOf(model.id);
+    if (contextWindow !== model.contextWindow) byId.set(model.id, { ...model, contextWindow });
   }
   const models = [...byId.values()];
   // Ids are unique ignoring case too, so a client's `OpenAI/GPT-4o` can still find `openai/gpt-4o`.

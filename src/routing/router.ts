@@ -1,3 +1,4 @@
+import { knownLimits } from '../catalog/model-limits.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { priceCharge } from '../contracts/money.ts';
@@ -15,6 +16,13 @@ export const EXPECTED_OUTPUT_TOKENS = 500;
 export const DEFAULT_LATENCY_MS = 1000;
 /** How long the providers' latencies are reused: the health report sorts every provider's window. */
 const LATENCY_REFRESH_MS = 250;
+/**
+ * What the router assumes of a model whose context window or output limit no source gives: the gateway's own
+ * default output (the hold of a request without max_tokens) and a small window, which any chat model in service holds.
+ * A request within both may go to such a model; a larger one goes only to models known to take it.
+ */
+export const UNKNOWN_CONTEXT_TOKENS = 32_768;
+export const UNKNOWN_OUTPUT_TOKENS = 8_192;
 /** The chosen model and the next ones tried when it fails. */
 const MAX_ATTEMPTS = 3;
 
@@ -95,11 +103,14 @@ const CHECKS: Check[] = [
   ['are not text-only (auto/text)', (m, a) => a.requested !== 'auto/text' || textOnly(m)],
   [
     'have a context window too small for the prompt and the output limit',
-    (m, a) => m.contextWindow === null || a.inputTokens + (a.outputLimit ?? 1) <= m.contextWindow,
+    (m, a) =>
+      a.inputTokens + (a.outputLimit ?? 1) <= (knownLimits(m).contextWindow ?? UNKNOWN_CONTEXT_TOKENS),
   ],
   [
     'have an output limit under the one asked',
-    (m, a) => a.outputLimit === undefined || m.maxOutputTokens === null || a.outputLimit <= m.maxOutputTokens,
+    (m, a) =>
+      a.outputLimit === undefined ||
+      a.outputLimit <= (knownLimits(m).maxOutputTokens ?? UNKNOWN_OUTPUT_TOKENS),
   ],
 ];
 
