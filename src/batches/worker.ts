@@ -24,6 +24,7 @@ import { keptBody, lineRequestId } from './output.ts';
 import { recordLine } from './record-line.ts';
 import { type BatchSettings, gatewayLineDiscount, lineModel, servedByBatchApi } from './settings.ts';
 import { loadBatch } from './state.ts';
+import { releaseStrayHolds } from './stray-holds.ts';
 import { UPSTREAM_BATCH_LINES, UpstreamBatches, type UpstreamLine } from './upstream.ts';
 
 export interface BatchWorkerOptions {
@@ -183,6 +184,9 @@ export class BatchWorker {
       keyHash: '',
       subAccountId: batch.subAccountId,
     };
+    // An earlier take's holds that no upstream batch records would keep their money held for two days.
+    if (state.takes > 1 && (await this.holdsCaughtUp(startCheckpoint)))
+      await releaseStrayHolds(this.options.pool, this.options.chat.spending, batch, auth, state);
     const inFlight = new Set<Promise<void>>();
     let checkedAt = 0;
     let outcome: 'done' | 'stopped' | 'cancelled' | 'expired' = 'done';
@@ -353,6 +357,11 @@ export class BatchWorker {
     const prefix = lineRequestId(batch.batchId, 0).slice(0, -1);
     const charged = await settledChargesByPrefix(this.options.pool, batch.accountId, prefix);
     return new Map([...charged].map(([requestId, nanos]) => [Number(requestId.slice(prefix.length)), nanos]));
+  }
+
+  private async holdsCaughtUp(startCheckpoint: string | undefined): Promise<boolean> {
+    if (startCheckpoint === undefined) return false;
+    return projectedUpTo(this.options.pool, this.options.store, 'holds', startCheckpoint, 30_000);
   }
 
   private conclude(batchId: string, as: 'completed' | 'expired' | 'cancelled'): Promise<void> {

@@ -10,7 +10,16 @@ import { dropSchema } from '../support/database.ts';
 import { json } from '../support/json.ts';
 import { type ServerProcess, spawnServer } from '../support/server-process.ts';
 import { jsonl, waitForStatus } from './support.ts';
-import { calls, chargesOf, line, openHolds, type Sims, startSims, submit } from './upstream-support.ts';
+import {
+  calls,
+  chargesOf,
+  fundedGateway,
+  line,
+  openHolds,
+  type Sims,
+  startSims,
+  submit,
+} from './upstream-support.ts';
 
 let sims: Sims;
 let server: ServerProcess | undefined;
@@ -90,4 +99,51 @@ it('a gateway killed while its upstream batch runs: the next process polls the s
   expect(charges.map((c) => c.request_id).sort()).toEqual([1, 2, 3].map((n) => `${created.id}-${n}`));
   expect(charges.every((c) => c.discount === 'batch_api')).toBe(true);
   expect(await openHolds(pool, created.id)).toBe(0);
+  // The holds recorded before the kill are the ones settled: none was released and made again.
+  const { rows } = await pool.query<{ status: string }>(
+    `SELECT status FROM holds WHERE starts_with(request_id, $1)`,
+    [`${created.id}-`],
+  );
+  expect(rows.map((r) => r.status)).toEqual(['settled', 'settled', 'settled']);
+});
+
+it('a take after a stop releases the holds of the batch that no upstream batch records, and only those', async () => {
+  const otherSchema = `g_${randomBytes(6).toString('hex')}`;
+  const otherDir = await mkdtemp(join(tmpdir(), 'gw-upstream-stray-'));
+  const options = { schema: otherSchema, dataDir: otherDir };
+  const first = await fundedGateway(sims.env, options);
+  const second: { close(): Promise<void> }[] = [];
+  try {
+    sims.openai.batches.hold();
+    const created = await submit(first.client, [line('h1', 'openai/gpt-4o-mini', 'one')]);
+    const db = first.gateway.runtime.database.pool;
+    const deadline = Date.now() + 10_000;
+    while ((await openHolds(db, created.id)) < 1) {
+      if (Date.now() > deadline) throw new Error('the line was never held');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    // A hold the stopped take made and never recorded (the process died between the two).
+    const stray = await first.gateway.runtime.spending.reserve(
+      { keyId: 'k', accountId: first.accountId, keyHash: '', subAccountId: null },
+      { requestId: `${created.id}-2`, tag: null, minNanos: 1000n, maxNanos: 1000n, ttlMs: 48 * 3600 * 1000 },
+    );
+    await first.gateway.close();
+    sims.openai.batches.release();
+    const restarted = await fundedGateway(sims.env, options);
+    second.push(restarted.gateway);
+    const client = new OpenAI({ apiKey: first.key, baseURL: `${restarted.gateway.url}/v1`, maxRetries: 0 });
+    const done = await waitForStatus(client, created.id, (s) => s === 'completed', 30_000);
+    expect(done.request_counts).toEqual({ total: 1, completed: 1, failed: 0 });
+    const { rows } = await restarted.gateway.runtime.database.pool.query<{ hold_id: string; status: string }>(
+      `SELECT hold_id, status FROM holds WHERE starts_with(request_id, $1) ORDER BY request_id`,
+      [`${created.id}-`],
+    );
+    expect(rows.find((r) => r.hold_id === stray.holdId)?.status).toBe('failed'); // released, as failed work is
+    expect(rows.filter((r) => r.hold_id !== stray.holdId).map((r) => r.status)).toEqual(['settled']);
+  } finally {
+    sims.openai.batches.release();
+    for (const gateway of second) await gateway.close();
+    await dropSchema(otherSchema);
+    await rm(otherDir, { recursive: true, force: true });
+  }
 });

@@ -1,0 +1,45 @@
+import type pg from 'pg';
+import type { BatchState } from '../../commands/batch/decide.ts';
+import type { KeyHolder } from '../accounts/live-state.ts';
+import type { Spending } from '../billing/spending.ts';
+import { lineRequestId } from './output.ts';
+
+/**
+ * Releases the open holds of a batch's lines that no upstream batch records: holds made by a take that stopped
+ * before it recorded them (or before its lines were served). An upstream line's hold lives 48 hours, and would
+ * otherwise keep that money from the balance and the caps while the line is held again. Read from the `holds` read
+ * model, which the caller has let catch up with the take's start.
+ */
+export async function releaseStrayHolds(
+  pool: pg.Pool,
+  spending: Spending,
+  batch: { batchId: string; accountId: string; tag: string | null },
+  auth: KeyHolder,
+  state: BatchState,
+): Promise<number> {
+  const prefix = lineRequestId(batch.batchId, 0).slice(0, -1);
+  const { rows } = await pool.query<{ hold_id: string; request_id: string; amount_nanos: string }>(
+    `SELECT hold_id, request_id, amount_nanos::text FROM holds
+     WHERE account_id = $1 AND status = 'open' AND starts_with(request_id, $2)`,
+    [batch.accountId, prefix],
+  );
+  const recorded = new Set(
+    [...state.groups.values()].flatMap((group) => group.prepared.lines.map((line) => line.holdId)),
+  );
+  let released = 0;
+  for (const row of rows) {
+    if (recorded.has(row.hold_id)) continue;
+    await spending.release(
+      {
+        holdId: row.hold_id,
+        requestId: row.request_id,
+        grantedNanos: BigInt(row.amount_nanos),
+        accountId: batch.accountId,
+        limits: spending.limits(auth, batch.tag),
+      },
+      'failed',
+    );
+    released += 1;
+  }
+  return released;
+}
