@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/index.ts';
+import { knownLimits } from '../../src/catalog/model-limits.ts';
 import { QUALITY_PRIOR } from '../../src/catalog/quality.ts';
 import type { CatalogModel } from '../../src/catalog/types.ts';
 import { chatCharge } from '../../src/chat/pricing.ts';
@@ -253,6 +254,36 @@ describe('the automatic router, through the openai SDK against three simulated p
     expect(served.response.headers.get('x-routing-model')).toBe(withTools.chosen);
     expect(model(withTools.chosen).capabilities).toContain('function_calling');
     expect(served.data.choices[0]?.message.tool_calls?.[0]).toBeDefined();
+  });
+
+  it('routes a large max_tokens only to models known to write that much, and refuses one no model can', async () => {
+    // Every candidate here has its limits in the catalog's data (models.dev): Gemini 2.5 Pro's window too.
+    for (const id of ROUTABLE) expect(knownLimits(model(id)).maxOutputTokens, id).not.toBeNull();
+    expect(model('google/gemini-2.5-pro').contextWindow).toBe(1_048_576);
+
+    const body = ask('Write a long story.', { max_tokens: 50_000 });
+    const input = await countInputTokens(body as ChatCompletionRequest);
+    const takes = ROUTABLE.filter((id) => {
+      const { contextWindow, maxOutputTokens } = knownLimits(model(id));
+      return 50_000 <= (maxOutputTokens ?? 0) && input + 50_000 <= (contextWindow ?? 0);
+    });
+    expect(takes.length).toBeGreaterThan(0);
+    expect(takes.length).toBeLessThan(ROUTABLE.length);
+    const decision = await preview(body, 'cost');
+    expect(decision.candidates.map((c: Json) => c.model).sort()).toEqual([...takes].sort());
+    expect(decision.chosen).toBe(await cheapest(takes, body));
+
+    // Five million tokens: more than any model writes. Before, models without a known limit took it, and the
+    // provider refused it (a 502); now it is the gateway's own 400, naming the rule.
+    const huge = await post('/chat/completions', ask('Write everything.', { max_tokens: 5_000_000 }));
+    expect(huge.status).toBe(400);
+    const refused = await json(huge);
+    expect(refused.error.message).toMatch(
+      new RegExp(
+        `^'model': no model fits this request for auto \\(of ${ROUTABLE.length}: .*have a context window too small`,
+      ),
+    );
+    expect(huge.headers.get('x-routing-model')).toBeNull();
   });
 
   it('never chooses above baseline_model for this request, and counts the saving against it', async () => {

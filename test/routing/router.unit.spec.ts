@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/index.ts';
+import { knownLimits } from '../../src/catalog/model-limits.ts';
 import { QUALITY_PRIOR } from '../../src/catalog/quality.ts';
 import { usdText } from '../../src/pipeline/headers.ts';
 import { ProviderHealth } from '../../src/providers/health.ts';
@@ -7,7 +8,12 @@ import { estimateComplexity } from '../../src/routing/complexity.ts';
 import { Conversations, conversationKey, STAY_MS } from '../../src/routing/conversations.ts';
 import { matcher, restrictionFilter } from '../../src/routing/patterns.ts';
 import type { QualitySource } from '../../src/routing/quality.ts';
-import { type RouteAsk, Router } from '../../src/routing/router.ts';
+import {
+  type RouteAsk,
+  Router,
+  UNKNOWN_CONTEXT_TOKENS,
+  UNKNOWN_OUTPUT_TOKENS,
+} from '../../src/routing/router.ts';
 import { parseStrategy, routedModel } from '../../src/routing/strategy.ts';
 
 const ask = (extra: Partial<RouteAsk> = {}): RouteAsk => ({
@@ -138,6 +144,31 @@ describe('the router over the catalog', () => {
     const real = new Router({ catalog, env, health: new ProviderHealth() });
     const routed = await real.route(ask());
     expect(routed.candidates.some((c) => c.model.provider === 'local')).toBe(false);
+  });
+
+  it('sends a model of unknown limits only requests within a small window and output', async () => {
+    // gpt-chat-latest: neither the price list nor models.dev gives its window or output limit.
+    const unknown = catalog.get('openai/gpt-chat-latest');
+    expect(unknown && knownLimits(unknown)).toEqual({ contextWindow: null, maxOutputTokens: null });
+    const scored: QualitySource = {
+      forAccount: () => ({
+        scores: new Map([
+          ['openai/gpt-chat-latest', 2],
+          ['openai/gpt-4o-mini', 1],
+        ]),
+        source: 'prior',
+      }),
+    };
+    const limited = new Router({ catalog, env, health: new ProviderHealth(), quality: scored });
+    const pick = async (extra: Partial<RouteAsk>) => (await limited.route(ask(extra))).chosen.model.id;
+    expect(await pick({ outputLimit: UNKNOWN_OUTPUT_TOKENS })).toBe('openai/gpt-chat-latest');
+    expect(await pick({ outputLimit: UNKNOWN_OUTPUT_TOKENS + 1 })).toBe('openai/gpt-4o-mini');
+    expect(await pick({ inputTokens: UNKNOWN_CONTEXT_TOKENS - 1 })).toBe('openai/gpt-chat-latest');
+    expect(await pick({ inputTokens: UNKNOWN_CONTEXT_TOKENS })).toBe('openai/gpt-4o-mini');
+    // gpt-4o-mini's known limits (128,000 and 16,384) bind it as they are.
+    await expect(limited.route(ask({ outputLimit: 16_385 }))).rejects.toThrow(
+      "'model': no model fits this request for auto (of 2: 2 have an output limit under the one asked)",
+    );
   });
 
   it('refuses a baseline every fitting model costs more than, naming it', async () => {
