@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/catalog/index.ts';
-import { knownLimits } from '../../src/catalog/model-limits.ts';
+import { knownLimits, MODEL_LIMITS } from '../../src/catalog/model-limits.ts';
 import { QUALITY_PRIOR } from '../../src/catalog/quality.ts';
 import { usdText } from '../../src/pipeline/headers.ts';
 import { ProviderHealth } from '../../src/providers/health.ts';
@@ -193,5 +193,20 @@ describe('the quality prior', () => {
       expect(figure.source.length).toBeGreaterThan(10);
       expect(figure.listedAs.length).toBeGreaterThan(0);
     }
+  });
+
+  it('has limits, from a named source, for the chat models it names', () => {
+    const catalog = buildCatalog();
+    const ids = MODEL_LIMITS.map((l) => l.model);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const limits of MODEL_LIMITS) {
+      const model = catalog.get(limits.model);
+      expect(model?.capabilities, limits.model).toContain('chat');
+      expect(limits.maxOutputTokens).toBeLessThanOrEqual(limits.contextWindow);
+      expect(limits.source).toMatch(/^https:\/\/github\.com\/anomalyco\/models\.dev\/blob\/[0-9a-f]{40}\//);
+    }
+    // The price list's window stays where it gives one; the table fills the rest.
+    expect(catalog.get('openai/gpt-4.1')?.contextWindow).toBe(1_000_000);
+    expect(catalog.get('google/gemini-2.5-pro')?.contextWindow).toBe(1_048_576);
   });
 });
