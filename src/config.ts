@@ -43,6 +43,14 @@ const Env = z.object({
   GATEWAY_CACHE_SEMANTIC_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
   GATEWAY_CACHE_TTL_S: z.coerce.number().int().positive().default(86_400),
   GATEWAY_CONFIG: z.string().optional(),
+  GATEWAY_BLOB_STORE: z.enum(['fs', 's3']).default('fs'),
+  S3_BUCKET: z.string().optional(),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ACCESS_KEY_ID: z.string().optional(),
+  S3_SECRET_ACCESS_KEY: z.string().optional(),
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).optional(),
+  S3_PREFIX: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -102,6 +110,22 @@ export interface Config {
   requestRetentionDays: number;
   /** The response cache: entry lifetime, the semantic threshold and the embedding model (docs/cache.md). */
   cache: { ttlMs: number; threshold: number; embeddingModel: string | undefined };
+  /** Where file bytes live: the data directory (one instance) or an S3 bucket shared by several. */
+  blobStore: { kind: 'fs' } | ({ kind: 's3' } & S3Settings);
+}
+
+/** An S3-compatible bucket for the blobs (docs/operations.md). */
+export interface S3Settings {
+  bucket: string;
+  /** An S3-compatible endpoint (MinIO, R2, …); AWS's own when unset. */
+  endpoint: string | undefined;
+  region: string;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** Bucket in the path (MinIO and most compatible stores) rather than in the host name. */
+  forcePathStyle: boolean;
+  /** Prepended to every key, so that one bucket can hold several gateways' blobs. */
+  prefix: string;
 }
 
 export class ConfigError extends Error {
@@ -122,6 +146,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     file = readConfigFile(e.GATEWAY_CONFIG);
   } catch (error) {
     throw new ConfigError((error as Error).message);
+  }
+  if (e.GATEWAY_BLOB_STORE === 's3' && !e.S3_BUCKET) {
+    throw new ConfigError(
+      'GATEWAY_BLOB_STORE=s3 needs S3_BUCKET (and S3_ENDPOINT for MinIO or another S3-compatible store)',
+    );
   }
   if (e.GATEWAY_EVENT_STORE === 'esdb' && !e.ESDB_URL) {
     throw new ConfigError(
@@ -168,5 +197,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       threshold: e.GATEWAY_CACHE_SEMANTIC_THRESHOLD,
       embeddingModel: e.GATEWAY_CACHE_EMBEDDING_MODEL,
     },
+    blobStore:
+      e.GATEWAY_BLOB_STORE === 's3'
+        ? {
+            kind: 's3',
+            bucket: e.S3_BUCKET as string,
+            endpoint: e.S3_ENDPOINT,
+            region: e.S3_REGION,
+            accessKeyId: e.S3_ACCESS_KEY_ID,
+            secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+            // Compatible stores are addressed by path unless told otherwise; AWS by host name.
+            forcePathStyle: e.S3_FORCE_PATH_STYLE
+              ? e.S3_FORCE_PATH_STYLE === 'true'
+              : e.S3_ENDPOINT !== undefined,
+            prefix: e.S3_PREFIX,
+          }
+        : { kind: 'fs' },
   };
 }

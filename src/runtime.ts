@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { BudgetLedger } from '../commands/budget/handler.ts';
 import { JobCommands } from '../commands/job/handler.ts';
@@ -25,7 +24,7 @@ import { EvalQuality } from './evals/quality.ts';
 import { EvalService } from './evals/service.ts';
 import { EvalWorker, evalConcurrency } from './evals/worker.ts';
 import { openEventStore } from './eventstore/open.ts';
-import { FsBlobStore } from './files/blob-store.ts';
+import { openBlobStore } from './files/open-blob-store.ts';
 import { FilesService, maxFileBytes } from './files/service.ts';
 import { loadOrCreateAdminToken } from './http/admin-token.ts';
 import { buildApp } from './http/app.ts';
@@ -183,7 +182,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     options.log,
     clock,
   );
-  const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
+  const blobs = openBlobStore(config);
   const requestBodies = new RequestBodies(
     blobs,
     (accountId) => (live.account(accountId)?.requestBodies ?? config.requestBodies) === 'keep',

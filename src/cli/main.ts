@@ -12,6 +12,7 @@ import { runAudit } from '../audit/audit.ts';
 import { balanceAt } from '../audit/balance-at.ts';
 import { exportChargesCsv } from '../audit/export-charges.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { openBlobStore } from '../files/open-blob-store.ts';
 import { describeError } from '../http/errors.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { projectionStatus } from '../projections/status.ts';
@@ -418,7 +419,7 @@ function requestsCommand(
   if (action === 'show') {
     if (!id) throw new UsageError('requests show ID');
     return async (s) => {
-      const found = await showRequest(s.database.pool, config.dataDir, id, flags.account);
+      const found = await showRequest(s.database.pool, openBlobStore(config), id, flags.account);
       if (!found) throw new DomainError('not_found', `No request ${id}`);
       return found;
     };

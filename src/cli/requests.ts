@@ -1,14 +1,13 @@
-import { join } from 'node:path';
 import { findRequest, findRequestAnywhere, monthOfRequests } from '../../projections/requests/queries.ts';
 import type { Sql } from '../../projections/types.ts';
-import { FsBlobStore } from '../files/blob-store.ts';
+import type { BlobStore } from '../files/blob-store.ts';
 import { loggedBodies, loggedRequest } from '../requests/lookup.ts';
 import { requestView } from '../requests/view.ts';
 
 /** `requests show ID [--account ID]`: the record and its bodies when kept; undefined when unknown. */
 export async function showRequest(
   sql: Sql,
-  dataDir: string,
+  blobs: BlobStore,
   requestId: string,
   accountId?: string,
 ): Promise<unknown> {
@@ -17,7 +16,7 @@ export async function showRequest(
     : await findRequestAnywhere(sql, requestId);
   if (!row) return undefined;
   const logged = loggedRequest(row);
-  const bodies = await loggedBodies(new FsBlobStore(join(dataDir, 'blobs')), logged);
+  const bodies = await loggedBodies(blobs, logged);
   return {
     ...requestView(logged),
     account_id: logged.accountId,
