@@ -97,7 +97,6 @@ export const QUALITY_PRIOR: readonly QualityFigure[] = [
   arena('anthropic/claude-sonnet-4-0', 1389, 'claude-sonnet-4-20250514'),
   arena('openai/o1-preview', 1388, 'o1-preview'),
   arena('openai/gpt-4.1-mini', 1383, 'gpt-4.1-mini-2025-04-14'),
-  arena('google/gemini-2.5-flash-lite', 1374, 'gemini-2.5-flash-lite-preview-06-17-thinking'),
   arena('anthropic/claude-3-5-sonnet', 1373, 'claude-3-5-sonnet-20241022'),
   arena('anthropic/claude-3-7-sonnet-latest', 1372, 'claude-3-7-sonnet-20250219'),
   arena('google/gemini-2.0-flash', 1360, 'gemini-2.0-flash-001'),
@@ -117,8 +116,10 @@ export const QUALITY_PRIOR: readonly QualityFigure[] = [
   arena('openai/gpt-4o-mini', 1318, 'gpt-4o-mini-2024-07-18'),
   arena('google/gemini-1.5-flash', 1309, 'gemini-1.5-flash-002'),
   arena('anthropic/claude-3-sonnet', 1281, 'claude-3-sonnet-20240229'),
+  arena('openai/gpt-4', 1275, 'gpt-4-0613'),
   arena('cohere/c4ai-aya-expanse-32b', 1267, 'c4ai-aya-expanse-32b'),
   arena('anthropic/claude-3-haiku', 1261, 'claude-3-haiku-20240307'),
+  arena('openai/gpt-3.5-turbo', 1225, 'gpt-3.5-turbo-0125'),
   // The built-in echo models answer without any model; their order only lets the demo's router tell a small
   // model from a large one. Not a measurement.
   {
