@@ -273,8 +273,8 @@ describe('the automatic router, through the openai SDK against three simulated p
     expect(decision.candidates.map((c: Json) => c.model).sort()).toEqual([...takes].sort());
     expect(decision.chosen).toBe(await cheapest(takes, body));
 
-    // Five million tokens: more than any model writes. Before, models without a known limit took it, and the
-    // provider refused it (a 502); now it is the gateway's own 400, naming the rule.
+    // Five million tokens: more than any model writes. Were a model of unknown limits taken to fit, the provider
+    // would refuse it (a 502); it is the gateway's own 400, naming the rule.
     const huge = await post('/chat/completions', ask('Write everything.', { max_tokens: 5_000_000 }));
     expect(huge.status).toBe(400);
     const refused = await json(huge);
