@@ -15,6 +15,8 @@ const Env = z.object({
   ESDB_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   GATEWAY_ADMIN_TOKEN: z.string().min(16).optional(),
+  GATEWAY_ADMIN_TOKEN_PREVIOUS: z.string().min(16).optional(),
+  GATEWAY_SIGNING_SECRET: z.string().min(16).optional(),
   GATEWAY_URL: z.string().optional(),
   GATEWAY_MEDIA_URL: z.string().url().optional(),
   GATEWAY_MCP_URL: z.string().url().optional(),
@@ -78,6 +80,10 @@ export interface Config {
   esdbUrl: string | undefined;
   redisUrl: string | undefined;
   adminToken: string | undefined;
+  /** Also accepted on admin routes while a new admin token rolls out (docs/operations.md). */
+  adminTokenPrevious: string | undefined;
+  /** What webhook secrets and media URL signatures derive from; the admin token when unset. */
+  signingSecret: string | undefined;
   gatewayUrl: string;
   /** Where signed media URLs point (the gateway's own `/media` route unless set). */
   mediaUrl: string | undefined;
@@ -167,6 +173,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     esdbUrl: e.ESDB_URL,
     redisUrl: e.REDIS_URL || undefined,
     adminToken: e.GATEWAY_ADMIN_TOKEN,
+    adminTokenPrevious: e.GATEWAY_ADMIN_TOKEN_PREVIOUS,
+    signingSecret: e.GATEWAY_SIGNING_SECRET,
     gatewayUrl: e.GATEWAY_URL ?? `http://127.0.0.1:${e.PORT}`,
     mediaUrl: e.GATEWAY_MEDIA_URL,
     mcpUrl: e.GATEWAY_MCP_URL,

@@ -114,7 +114,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     clock,
   );
   const adminToken = await loadOrCreateAdminToken(config.adminToken, config.dataDir);
-  const webhooks = new Webhooks(store, adminToken, database.pool, clock);
+  // Webhook secrets and media URLs outlive an admin token's rotation when a signing secret is set.
+  const signingSecret = config.signingSecret ?? adminToken;
+  const webhooks = new Webhooks(store, signingSecret, database.pool, clock);
 
   let demo: IssuedKey | undefined;
   if (
@@ -198,7 +200,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   });
   // Read when a URL is signed, once the app listens (a test gateway's port is chosen at listen).
   const mediaBase = () => config.mediaUrl ?? `${config.env.GATEWAY_URL || app.listeningOrigin}/media`;
-  const media = new MediaUrls(adminToken, mediaBase, clock);
+  const media = new MediaUrls(signingSecret, mediaBase, clock);
   const files = new FilesService(
     store,
     database.pool,
@@ -313,6 +315,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     requestBodies,
     limiter,
     adminToken,
+    previousAdminToken: config.adminTokenPrevious,
     logLevel: config.logLevel,
     ops: { probe: { sql: database.pool, store, projections }, limiter },
     ops: { probe: { sql: database.pool, store, projections }, limiter },

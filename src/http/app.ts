@@ -19,6 +19,8 @@ import { webSocketPlugin } from './websocket.ts';
 
 export interface AppDeps extends RouteDeps {
   adminToken: string;
+  /** Accepted beside adminToken while a rotation rolls out. */
+  previousAdminToken?: string;
   logLevel?: string;
   /** Body size and timeouts of the HTTP server (src/http/edge.ts). */
   edge?: EdgeLimits;
@@ -97,7 +99,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   // Limits are set per route, where each upload's size limit is known (src/http/uploads.ts).
   await app.register(multipart);
-  await app.register(authPlugin, { live: deps.live, adminToken: deps.adminToken });
+  await app.register(authPlugin, {
+    live: deps.live,
+    adminToken: deps.adminToken,
+    previousAdminToken: deps.previousAdminToken,
+  });
   // Before the routes: its onRoute hook learns which paths are WebSocket endpoints.
   await app.register(webSocketPlugin);
   await registerRoutes(app, deps);

@@ -19,6 +19,8 @@ declare module 'fastify' {
 export interface AuthOptions {
   live: LiveAccounts;
   adminToken: string;
+  /** The token being replaced, accepted too while a rotation rolls out. */
+  previousAdminToken?: string;
 }
 
 function bearer(request: FastifyRequest): string | undefined {
@@ -29,7 +31,7 @@ function bearer(request: FastifyRequest): string | undefined {
 }
 
 /** API keys for `/v1`, the operator's token for `/admin`; neither opens the other's routes. */
-export const authPlugin = fp<AuthOptions>(async (app, { live, adminToken }) => {
+export const authPlugin = fp<AuthOptions>(async (app, { live, adminToken, previousAdminToken }) => {
   app.decorateRequest('auth', undefined as unknown as KeyHolder);
 
   app.decorate('requireApiKey', async (request: FastifyRequest) => {
@@ -45,6 +47,9 @@ export const authPlugin = fp<AuthOptions>(async (app, { live, adminToken }) => {
     const token = bearer(request);
     if (token === undefined) throw unauthenticated('Missing admin token');
     if (looksLikeKey(token)) throw new RequestRefused('forbidden', 'API keys cannot use admin routes');
-    if (!sameSecret(token, adminToken)) throw unauthenticated('Invalid admin token');
+    const accepted =
+      sameSecret(token, adminToken) ||
+      (previousAdminToken !== undefined && sameSecret(token, previousAdminToken));
+    if (!accepted) throw unauthenticated('Invalid admin token');
   });
 });
