@@ -100,6 +100,12 @@ try {
   };
   const runtimeSeconds = await timedStart();
   const snapshotSeconds = await timedStart();
+  const sized = await openDatabase(loadConfig(env), { whenRunning: 'restart', durable: false });
+  const { rows: snapshotRows } = await sized.pool.query<{ bytes: number; accounts: string }>(
+    `SELECT octet_length(state) AS bytes, (SELECT count(*) FROM events WHERE type = 'AccountOpened')::text AS accounts
+       FROM live_state_snapshot`,
+  );
+  await sized.close();
 
   const perTenMillion = (seconds: number) => ((seconds * 10_000_000) / events).toFixed(1);
   const report = {
@@ -108,6 +114,8 @@ try {
     live_state_events_per_s: Math.round(events / liveSeconds),
     runtime_start_s: Number(runtimeSeconds.toFixed(2)),
     runtime_start_from_snapshot_s: Number(snapshotSeconds.toFixed(2)),
+    snapshot_bytes: snapshotRows[0]?.bytes,
+    accounts: Number(snapshotRows[0]?.accounts),
     extrapolated_10m_live_state_s: Number(perTenMillion(liveSeconds)),
     extrapolated_10m_runtime_start_s: Number(perTenMillion(runtimeSeconds)),
   };
