@@ -318,7 +318,6 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     previousAdminToken: config.adminTokenPrevious,
     logLevel: config.logLevel,
     ops: { probe: { sql: database.pool, store, projections }, limiter },
-    ops: { probe: { sql: database.pool, store, projections }, limiter },
     edge: config.edge,
   });
   await registerMcp(app, { config, live, blobs, media, log: options.log });
