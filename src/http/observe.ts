@@ -51,7 +51,8 @@ export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics): 
     request.log.info(
       {
         method: request.method,
-        url: request.url,
+        // Without the query: signed media URLs carry their signature there.
+        url: request.url.split('?')[0],
         status,
         account: request.auth?.accountId,
         sub_account: request.auth?.subAccountId ?? undefined,
