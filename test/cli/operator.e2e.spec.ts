@@ -122,7 +122,14 @@ describe('operator CLI: where it works', () => {
     ]);
     expect(viaNpm.code).toBe(0);
     expect(JSON.parse(viaNpm.stdout)).toMatchObject({ account_id: accountId });
-    const viaBin = await run(join(ROOT, 'bin/model-gateway.js'), ['keys', 'list', '--account', accountId]);
+    const viaBin = await run('npx', [
+      '--no-install',
+      'model-gateway',
+      'keys',
+      'list',
+      '--account',
+      accountId,
+    ]);
     expect(viaBin.code).toBe(0);
     expect(JSON.parse(viaBin.stdout)).toMatchObject({ object: 'list' });
   });

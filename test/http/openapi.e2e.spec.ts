@@ -278,6 +278,6 @@ describe('reference UI', () => {
     }
     const init = await fetch(`${gateway.url}/docs/static/swagger-initializer.js`);
     expect(init.status).toBe(200);
-    expect(init.headers.get('content-security-policy')).toContain("'self'");
+    expect(init.headers.get('content-security-policy')).toContain("script-src 'self';");
   });
 });
