@@ -87,11 +87,12 @@ describe('spend leases over the budget ledger', () => {
     const carved = reserved.filter((d) => d.leaseId === lease?.holdId);
     expect(carved.map((d) => d.holdId).sort()).toEqual(['hold_4', 'hold_5']);
     const returned = events.find((e) => e.type === 'SpendReleased');
-    expect(returned?.data).toMatchObject({ holdId: lease?.holdId, reason: 'returned' });
+    if (!returned) throw new Error('the lease was not returned');
+    expect(returned.data).toMatchObject({ holdId: lease?.holdId, reason: 'returned' });
     const leased = BigInt(lease?.amountNanos as string);
-    expect(BigInt((returned?.data as { amountNanos: string }).amountNanos)).toBe(leased - 2_000n);
+    expect(BigInt((returned.data as { amountNanos: string }).amountNanos)).toBe(leased - 2_000n);
     // The return comes after every carve.
-    const returnedAt = events.indexOf(returned as (typeof events)[number]);
+    const returnedAt = events.indexOf(returned);
     expect(
       events.findIndex(
         (e) => e.type === 'SpendReserved' && (e.data as { holdId: string }).holdId === 'hold_5',
