@@ -29,8 +29,8 @@ export interface StoreProbe {
   projections: readonly Projection[];
 }
 
-/** Per read model, how many events of the log it has not folded yet (at most LAG_COUNT_LIMIT). */
-export async function readModelLag(probe: StoreProbe): Promise<Map<string, number>> {
+/** Per read model, how many events of the log it has not folded yet (at most `limit`). */
+export async function readModelLag(probe: StoreProbe, limit = LAG_COUNT_LIMIT): Promise<Map<string, number>> {
   const { rows } = await probe.sql.query<{ name: string; checkpoint: string }>(
     'SELECT name, checkpoint FROM projection_checkpoints',
   );
@@ -43,7 +43,7 @@ export async function readModelLag(probe: StoreProbe): Promise<Map<string, numbe
       (a, b) => (probe.store.compareCheckpoints(a, b) <= 0 ? a : b),
       of(probe.projections[0] as Projection),
     );
-  const page = await probe.store.readAll(oldest, { maxCount: LAG_COUNT_LIMIT });
+  const page = await probe.store.readAll(oldest, { maxCount: limit });
   const lag = new Map<string, number>();
   for (const projection of probe.projections) {
     const from = of(projection);
