@@ -23,12 +23,15 @@ interface Lease {
   lastUsed: number;
   /** The caps it was granted under: a changed cap or budget returns it, so no request is admitted under an old one. */
   caps: string;
-  /** Each carved hold's command, resolved once queued: the lease is returned only after all of them. */
+  /**
+   * Each carved hold, resolved once its carve is stored (or, if that failed, once the hold's settle or release,
+   * which carries it, is done): the lease is returned only after all of them, so no carve is decided after it.
+   */
   carves: Promise<void>[];
 }
 
 /** Queues the carving of an admitted hold from the lease; resolves once it is in the stream's queue. */
-export type Carve = (leaseId: string) => Promise<void>;
+export type Carve = (leaseId: string) => { queued: Promise<void>; accounted: Promise<void> };
 
 export interface Admitted {
   leaseId: string;
@@ -159,9 +162,9 @@ export class SpendLeases {
     lease.freeNanos -= maxNanos;
     lease.lastUsed = now;
     // Queued here, in the same turn as the admission, so no return of the lease can be queued before it.
-    const carved = carve(lease.leaseId);
-    lease.carves.push(carved);
-    return { leaseId: lease.leaseId, carved };
+    const { queued, accounted } = carve(lease.leaseId);
+    lease.carves.push(accounted);
+    return { leaseId: lease.leaseId, carved: queued };
   }
 
   private renewIfLow(scope: Scope, limits: Limits, maxNanos: bigint): void {
@@ -219,8 +222,9 @@ export class SpendLeases {
   }
 
   /**
-   * Returns what is left of a lease, once every hold carved from it is queued (so decided before the return: a
-   * carve decided after it would find no lease, and its request would be charged as an overrun of no hold).
+   * Returns what is left of a lease, once every hold carved from it is accounted for (stored, or settled or
+   * released carrying its carve): a carve decided after the return would find no lease, and its request would be
+   * charged as an overrun of no hold.
    * The return rides in the stream's next append.
    */
   private async release(scope: Scope, lease: Lease): Promise<unknown> {

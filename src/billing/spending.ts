@@ -48,6 +48,8 @@ export interface Hold {
   carved?: Promise<unknown>;
   /** Its carving from the lease, which the settle carries in case the carve's own append failed. */
   carve?: ReserveCommand;
+  /** Tells the lease that this hold's carve needs it no longer (stored, or its settle or release done). */
+  accounted?: () => void;
 }
 
 export interface SettleInput {
@@ -123,6 +125,7 @@ export class Spending {
     const firstMonth = this.firstMonth(auth.accountId);
     const expiresAt = new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString();
     let carve: ReserveCommand | undefined;
+    let accounted: (() => void) | undefined;
     // Long-lived holds (jobs, batches) outlive any lease; they are held on their own.
     const admitted =
       request.ttlMs === undefined
@@ -137,7 +140,12 @@ export class Spending {
               limits,
               leaseId,
             };
-            return this.carve(auth.accountId, firstMonth, carve);
+            const done = new Promise<void>((resolve) => {
+              accounted = resolve;
+            });
+            const { queued, stored } = this.carve(auth.accountId, firstMonth, carve);
+            void stored.then((ok) => ok && accounted?.());
+            return { queued, accounted: done };
           })
         : undefined;
     if (admitted !== undefined) {
@@ -149,6 +157,7 @@ export class Spending {
         limits,
         carved: admitted.carved,
         ...(carve && { carve }),
+        ...(accounted && { accounted }),
         ...(request.log && { log: request.log }),
       };
     }
@@ -189,14 +198,24 @@ export class Spending {
    * stream's next append, at the latest after CARVE_LAZY_MS). Resolves once it is queued, so that the hold's
    * settle or release, queued after it, is decided after it.
    */
-  private carve(accountId: string, firstMonth: string, command: ReserveCommand): Promise<void> {
-    return new Promise<void>((queued) => {
-      this.ledger
-        .submit(accountId, firstMonth, command, { lazyMs: CARVE_LAZY_MS, onQueued: queued })
-        // Not carved (the store is away): the lease still holds the amount, and the settle carries the carve.
-        .catch(() => {})
-        .finally(queued);
+  private carve(
+    accountId: string,
+    firstMonth: string,
+    command: ReserveCommand,
+  ): { queued: Promise<void>; stored: Promise<boolean> } {
+    let queued!: () => void;
+    const enqueued = new Promise<void>((resolve) => {
+      queued = resolve;
     });
+    const stored = this.ledger
+      .submit(accountId, firstMonth, command, { lazyMs: CARVE_LAZY_MS, onQueued: queued })
+      .then(
+        () => true,
+        // Not carved (the store is away): the lease still holds the amount, and the settle carries the carve.
+        () => false,
+      )
+      .finally(queued);
+    return { queued: enqueued, stored };
   }
 
   async settle(hold: Hold, input: SettleInput): Promise<void> {
@@ -222,6 +241,19 @@ export class Spending {
       holdId: hold.holdId,
     });
     await hold.carved;
+    try {
+      await this.settleDurably(hold, charge, input, request);
+    } finally {
+      hold.accounted?.();
+    }
+  }
+
+  private async settleDurably(
+    hold: Hold,
+    charge: z.infer<typeof ChargeDetail>,
+    input: SettleInput,
+    request: RequestRecord | undefined,
+  ): Promise<void> {
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const account = this.live.account(hold.accountId);
@@ -248,11 +280,15 @@ export class Spending {
 
   async release(hold: Hold, reason: 'failed' | 'cancelled'): Promise<void> {
     await hold.carved;
-    await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
-      type: 'Release',
-      holdId: hold.holdId,
-      reason,
-    });
+    try {
+      await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
+        type: 'Release',
+        holdId: hold.holdId,
+        reason,
+      });
+    } finally {
+      hold.accounted?.();
+    }
   }
 
   /**

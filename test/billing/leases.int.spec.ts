@@ -38,26 +38,29 @@ describe('spend leases over the budget ledger', () => {
     return (maxNanos: bigint) => {
       const holdId = `hold_${++n}`;
       return leases.admit(accountId, MONTH, limits, maxNanos, (leaseId) => {
-        return new Promise<void>((queued) => {
-          ledger
-            .submit(
-              accountId,
-              MONTH,
-              {
-                type: 'Reserve',
-                holdId,
-                requestId: holdId,
-                minNanos: maxNanos,
-                maxNanos,
-                expiresAt: new Date(Date.now() + 60_000).toISOString(),
-                limits,
-                leaseId,
-              },
-              { lazyMs: 20, onQueued: queued },
-            )
-            .catch(() => {})
-            .finally(queued);
+        let queued!: () => void;
+        const enqueued = new Promise<void>((resolve) => {
+          queued = resolve;
         });
+        const stored = ledger
+          .submit(
+            accountId,
+            MONTH,
+            {
+              type: 'Reserve',
+              holdId,
+              requestId: holdId,
+              minNanos: maxNanos,
+              maxNanos,
+              expiresAt: new Date(Date.now() + 60_000).toISOString(),
+              limits,
+              leaseId,
+            },
+            { lazyMs: 20, onQueued: queued },
+          )
+          .then(() => {})
+          .finally(queued);
+        return { queued: enqueued, accounted: stored };
       });
     };
   }
@@ -105,7 +108,11 @@ describe('spend leases over the budget ledger', () => {
     const ledger = new BudgetLedger(store);
     const leases = new SpendLeases(ledger, 60_000, () => new Date());
     const small = { ...limits, toppedUpNanos: 15_000n };
-    const admit = (maxNanos: bigint) => leases.admit(accountId, MONTH, small, maxNanos, async () => {});
+    const admit = (maxNanos: bigint) =>
+      leases.admit(accountId, MONTH, small, maxNanos, () => ({
+        queued: Promise.resolve(),
+        accounted: Promise.resolve(),
+      }));
     // 15,000 left: a quarter (3,750) is below the least lease of four 1,000 requests, so none is granted.
     const admitted = await Promise.all([
       admit(1_000n),
