@@ -80,7 +80,7 @@ describe('health and readiness', () => {
     } finally {
       await other.close();
     }
-  });
+  }, 60_000);
 
   it('is not ready, naming Redis, when the configured Redis does not answer', async () => {
     const other = await startTestGateway({ REDIS_URL: 'redis://127.0.0.1:9' });
