@@ -16,12 +16,14 @@ export async function embeddedClient(dataDir: string): Promise<pg.Client> {
 export async function ledgerByRequest(
   client: pg.Client,
 ): Promise<Map<string, { settled: number; chargedNanos: bigint; released: number }>> {
-  const { rows } = await client.query<{ type: string; request_id: string; charged: string | null }>(
+  const { rows } = await client.query<{ type: string; request_id: string | null; charged: string | null }>(
     `SELECT type, data->>'requestId' AS request_id, data->>'chargedNanos' AS charged FROM events
      WHERE type IN ('SpendSettled', 'SpendReleased')`,
   );
   const out = new Map<string, { settled: number; chargedNanos: bigint; released: number }>();
   for (const row of rows) {
+    // A release names its hold, not a request: the return of a spend lease has no request at all.
+    if (row.request_id === null) continue;
     const entry = out.get(row.request_id) ?? { settled: 0, chargedNanos: 0n, released: 0 };
     if (row.type === 'SpendSettled') {
       entry.settled++;
