@@ -80,5 +80,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
-  app.get('/v1/openapi.json', () => app.swagger());
+  // Generating the document walks every route's schemas (a few hundred milliseconds): once, before serving, rather
+  // than on the event loop of a first reader; the text is kept as the document cannot change after start.
+  let text: string | undefined;
+  app.addHook('onReady', async () => {
+    text = JSON.stringify(app.swagger());
+  });
+  app.get('/v1/openapi.json', (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send((text ??= JSON.stringify(app.swagger()))),
+  );
 }
