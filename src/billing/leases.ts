@@ -49,7 +49,6 @@ interface Scope {
   lastWindowNanos: bigint;
   largestNanos: bigint;
   noLeaseUntil: number;
-  idle?: NodeJS.Timeout;
 }
 
 /**
@@ -63,6 +62,10 @@ interface Scope {
  */
 export class SpendLeases {
   private readonly scopes = new Map<string, Scope>();
+  /** The scopes holding a lease, checked every IDLE_MS; the others are forgotten by the slower sweep. */
+  private readonly leased = new Set<Scope>();
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeps = 0;
 
   constructor(
     private readonly ledger: BudgetLedger,
@@ -103,8 +106,9 @@ export class SpendLeases {
   /** Returns every lease (a closing instance), so its headroom need not wait for the leases to expire. */
   async returnAll(): Promise<void> {
     const returns: Promise<unknown>[] = [];
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
     for (const scope of this.scopes.values()) {
-      if (scope.idle) clearTimeout(scope.idle);
       const lease = scope.current;
       scope.current = undefined;
       if (lease) returns.push(this.release(scope, lease));
@@ -126,7 +130,7 @@ export class SpendLeases {
         noLeaseUntil: 0,
       };
       this.scopes.set(key, scope);
-      this.watchIdle(key, scope);
+      this.startSweeping();
     }
     return scope;
   }
@@ -208,6 +212,7 @@ export class SpendLeases {
         };
         const previous = scope.current;
         scope.current = lease;
+        this.leased.add(scope);
         if (previous) void this.release(scope, previous);
         return lease;
       })
@@ -241,22 +246,34 @@ export class SpendLeases {
       });
   }
 
-  /** Returns a lease past its window or unused for a moment, and forgets scopes with no traffic. */
-  private watchIdle(key: string, scope: Scope): void {
-    scope.idle = setTimeout(() => {
+  /**
+   * One timer for every scope (one per scope would, with many tags, be thousands of wake-ups a second): every
+   * IDLE_MS it returns the leases past their window or unused that long; every 2 s it forgets scopes with no
+   * traffic in the last two windows.
+   */
+  private startSweeping(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
       const now = this.now();
-      const lease = scope.current;
-      if (lease && (now >= lease.admitUntil || now - lease.lastUsed >= IDLE_MS)) {
-        scope.current = undefined;
-        void this.release(scope, lease);
+      for (const scope of this.leased) {
+        const lease = scope.current;
+        if (lease && (now >= lease.admitUntil || now - lease.lastUsed >= IDLE_MS)) {
+          scope.current = undefined;
+          void this.release(scope, lease);
+        }
+        if (!scope.current) this.leased.delete(scope);
       }
-      if (!scope.current && !scope.next && now - scope.windowStart >= 2 * LEASE_ADMIT_MS) {
-        this.scopes.delete(key);
-        return;
+      if (++this.sweeps % 10 !== 0) return;
+      for (const [key, scope] of this.scopes) {
+        if (!scope.current && !scope.next && now - scope.windowStart >= 2 * LEASE_ADMIT_MS)
+          this.scopes.delete(key);
       }
-      this.watchIdle(key, scope);
+      if (this.scopes.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
     }, IDLE_MS);
-    scope.idle.unref();
+    this.sweeper.unref();
   }
 }
 
