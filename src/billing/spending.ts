@@ -22,9 +22,13 @@ import type { RequestLog } from './request-log.ts';
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;
 const SETTLE_ATTEMPTS = 6;
-/** How long, and how often, a request that only leases keep out waits for them to be returned. */
-const LEASE_WAIT_MS = 100;
-const LEASE_WAITS = 5;
+/**
+ * How long a request that only other instances' leases keep out waits for them to be returned (an unused lease is
+ * returned within two of its 200 ms sweeps), once: each try is a decision in the account's stream, and under a
+ * flood of refusals more tries cost the event loop more than they win.
+ */
+const LEASE_WAIT_MS = 400;
+const LEASE_WAITS = 1;
 /** The longest a hold carved from a lease waits for another append to ride in. */
 const CARVE_LAZY_MS = 20;
 /**
