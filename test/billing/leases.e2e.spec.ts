@@ -91,7 +91,8 @@ describe('spend leases: four instances sharing one store, 1,000 concurrent reque
         body: JSON.stringify({ name: 'capped', spend_cap_cents: 1, rate_limit_rpm: 1_000_000 }),
       }),
     );
-    await everyInstanceSees(sub.key, () => true);
+    // Every instance knows the new key (a 401 has no balance).
+    await everyInstanceSees(sub.key, (b) => typeof b.cents === 'number');
     const budget = await fetch(`${first().url}/v1/budgets`, {
       method: 'POST',
       headers: { authorization: `Bearer ${main.key}`, 'content-type': 'application/json' },
