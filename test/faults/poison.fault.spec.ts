@@ -63,6 +63,8 @@ describe('poisoned text among clean commands, on a real gateway process', () => 
       GATEWAY_ADMIN_TOKEN: 'gw-admin-poison-test-token-0123456789',
       OPENAI_API_KEY: 'sk-upstream-openai',
       OPENAI_BASE_URL: `${openai.url}/v1`,
+      // Poisoned results are scripted per chat call, so lines run through the gateway's own runner.
+      GATEWAY_BATCH_APIS: 'none',
     };
     server = await spawnServer(env);
   });
