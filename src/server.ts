@@ -31,7 +31,9 @@ async function main(): Promise<void> {
   const store = config.eventStore === 'esdb' ? `EventStoreDB at ${config.esdbUrl}` : 'PostgreSQL';
   const where = config.databaseUrl ? 'external PostgreSQL' : `embedded PostgreSQL in ${config.dataDir}`;
   log(`gateway listening on ${address} (events: ${store}; read models: ${where})`);
-  log(`dashboard at ${address}/dashboard: sign in with an API key, or the admin token for the operator's view`);
+  log(
+    `dashboard at ${address}/dashboard: sign in with an API key, or the admin token for the operator's view`,
+  );
   if (runtime.demo) {
     log(`Demo account ${runtime.demo.account_id} created with ${config.demoCreditCents} cents of credit.`);
     log('Its API key, shown this once:');

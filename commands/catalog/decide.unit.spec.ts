@@ -9,7 +9,7 @@ const m = (id: string, deprecated = false): SnapshotModel => ({
   deprecated,
 });
 
-const after = (state: CatalogState, current: SnapshotModel[]): CatalogState =>
+const stateAfter = (state: CatalogState, current: SnapshotModel[]): CatalogState =>
   decideSnapshot(state, current).reduce(evolveCatalog, state);
 
 describe('the catalog snapshot decider', () => {
@@ -26,12 +26,12 @@ describe('the catalog snapshot decider', () => {
   });
 
   it('records nothing when the catalog is the same', () => {
-    const state = after(undefined, [m('a/x'), m('a/y')]);
+    const state = stateAfter(undefined, [m('a/x'), m('a/y')]);
     expect(decideSnapshot(state, [m('a/y'), m('a/x')])).toEqual([]);
   });
 
   it('names models added, newly deprecated and gone (as deprecated), and none already deprecated', () => {
-    const state = after(undefined, [m('a/x'), m('a/y'), m('a/z'), m('a/old', true)]);
+    const state = stateAfter(undefined, [m('a/x'), m('a/y'), m('a/z'), m('a/old', true)]);
     const [event] = decideSnapshot(state, [m('a/x'), m('a/y', true), m('a/new')]);
     expect(event?.data.added).toEqual([{ id: 'a/new', provider: 'a', modality: 'text', name: 'new' }]);
     expect(event?.data.deprecated).toEqual([
@@ -41,7 +41,7 @@ describe('the catalog snapshot decider', () => {
   });
 
   it('records a model that came back from deprecation without announcing it', () => {
-    const state = after(undefined, [m('a/x', true)]);
+    const state = stateAfter(undefined, [m('a/x', true)]);
     const [event] = decideSnapshot(state, [m('a/x')]);
     expect(event?.data).toMatchObject({
       added: [],

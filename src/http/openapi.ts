@@ -86,7 +86,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   app.addHook('onReady', async () => {
     text = JSON.stringify(app.swagger());
   });
-  app.get('/v1/openapi.json', (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send((text ??= JSON.stringify(app.swagger()))),
-  );
+  app.get('/v1/openapi.json', (_request, reply) => {
+    text ??= JSON.stringify(app.swagger());
+    return reply.type('application/json; charset=utf-8').send(text);
+  });
 }

@@ -43,11 +43,11 @@ import { ocrRoutes } from './routes/v1/ocr.ts';
 import { realtimeRoutes } from './routes/v1/realtime.ts';
 import { replaysRoutes } from './routes/v1/replays.ts';
 import { requestsRoutes } from './routes/v1/requests.ts';
-import { responsesRoutes } from './routes/v1/responses.ts';
 import { rerankRoutes } from './routes/v1/rerank.ts';
+import { responsesRoutes } from './routes/v1/responses.ts';
+import { routingRoutes } from './routes/v1/routing.ts';
 import { subAccountRoutes } from './routes/v1/sub-accounts.ts';
 import { translationsRoutes } from './routes/v1/translations.ts';
-import { routingRoutes } from './routes/v1/routing.ts';
 import { usageRoutes } from './routes/v1/usage.ts';
 import { webhookSecretRoutes } from './routes/v1/webhook-secret.ts';
 

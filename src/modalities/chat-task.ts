@@ -5,7 +5,6 @@ import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import { findChatModel } from '../chat/models.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import { nanosToCents } from '../contracts/money.ts';
 import { outcomeHeaders } from '../pipeline/headers.ts';
 import type { RequestContext, Served } from '../pipeline/priced.ts';
 import { isAvailable } from '../providers/registry.ts';

@@ -37,7 +37,13 @@ export function requestView(logged: LoggedRequest) {
 /** The cache's part as the API spells it: snake case, money in cents and exact nano-dollars. */
 function cacheView(cache: unknown) {
   const record = cache as {
-    hit: { type: string; entryId: string; sourceRequestId: string; similarity: number | null; savedNanos: string } | null;
+    hit: {
+      type: string;
+      entryId: string;
+      sourceRequestId: string;
+      similarity: number | null;
+      savedNanos: string;
+    } | null;
     embeddingCostNanos: string | null;
   } | null;
   if (!record) return null;

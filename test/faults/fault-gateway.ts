@@ -163,8 +163,11 @@ export function shapeProblem(
   if (answer.text === '') return 'an empty error body';
   if (format === 'jsonrpc') {
     // The MCP endpoint answers in its protocol's shape: a JSON-RPC error object.
-    const rpc = answer.json as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } } | undefined;
-    const ok = rpc?.jsonrpc === '2.0' && typeof rpc.error?.code === 'number' && typeof rpc.error.message === 'string';
+    const rpc = answer.json as
+      | { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown } }
+      | undefined;
+    const ok =
+      rpc?.jsonrpc === '2.0' && typeof rpc.error?.code === 'number' && typeof rpc.error.message === 'string';
     return ok ? undefined : `not a JSON-RPC error: ${answer.text.slice(0, 200)}`;
   }
   const body = answer.json as { type?: unknown; error?: Record<string, unknown> } | undefined;

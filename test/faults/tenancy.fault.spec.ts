@@ -398,7 +398,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
     const served: string[] = [];
     for (const owner of scopes) {
       if ((await ask(owner, owner)) !== '200 miss') served.push(`${owner.name} first ask`);
-      if ((await ask(owner, owner)) !== '200 hit; type=exact') served.push(`${owner.name} not served its own`);
+      if ((await ask(owner, owner)) !== '200 hit; type=exact')
+        served.push(`${owner.name} not served its own`);
     }
     // Each other scope asks each owner's question once: always a miss, never the owner's answer.
     for (const owner of scopes)
@@ -408,7 +409,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
     // Purges by the other family and by a sub-account leave A's own entry; A's purge takes SA's too.
     const [a, sa, b, sb] = scopes as [Scope, Scope, Scope, Scope];
     for (const purger of [b, sb, sa]) await call(purger.key, 'DELETE', '/v1/cache');
-    if ((await ask(a, a)) !== '200 hit; type=exact') served.push(`a purge by another scope dropped A's entry`);
+    if ((await ask(a, a)) !== '200 hit; type=exact')
+      served.push(`a purge by another scope dropped A's entry`);
     if ((await ask(b, b)) !== '200 miss') served.push(`B's purge left B's entry`);
     await call(a.key, 'DELETE', '/v1/cache');
     if ((await ask(sa, sa)) !== '200 miss') served.push(`A's purge left SA's entry`);
