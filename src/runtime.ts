@@ -344,6 +344,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     webhooks,
     async close() {
       await closeHttp(app);
+      await requestBodies.drain();
       await spending.returnLeases();
       retention.stop();
       await workers.stop();

@@ -36,6 +36,7 @@ export class RequestBodies {
   private queuedBytes = 0;
   private writing = 0;
   private skipped = 0;
+  private drained: (() => void)[] = [];
 
   constructor(
     private readonly blobs: BlobStore,
@@ -72,10 +73,19 @@ export class RequestBodies {
     }
   }
 
+  /** Resolves once every queued body is written: a shutdown must not cut the blob store from under a write. */
+  drain(): Promise<void> {
+    if (this.writing === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
   private pump(): void {
     while (this.writing < WRITERS) {
       const next = this.queue.shift();
-      if (!next) return;
+      if (!next) {
+        if (this.writing === 0) for (const resolve of this.drained.splice(0)) resolve();
+        return;
+      }
       this.writing++;
       this.queuedBytes -= next.json.length;
       gzipped(next.json, { level: 1 })
