@@ -4,7 +4,7 @@ import { z } from 'zod';
  * The response bodies the OpenAPI document describes for routes that declare none of their own (a declared
  * response schema would also serialize, and strip, what the route sends). Objects are open (`looseObject`): a
  * response may carry more than is listed, as OpenAI's do; what is listed must be there with its type. A test
- * replays requests of the e2e suite and validates each answer against the document, so these cannot drift.
+ * validates every JSON answer of every test gateway against the document, so these cannot drift.
  */
 
 export const ErrorBody = z.object({
@@ -14,6 +14,13 @@ export const ErrorBody = z.object({
     code: z.union([z.number().int(), z.string()]),
     param: z.string().nullable().optional(),
   }),
+});
+
+/** `/v1/messages*` refuses in Anthropic's envelope, with the spec's types and the numeric code beside Anthropic's. */
+export const AnthropicErrorBody = z.object({
+  type: z.literal('error'),
+  error: z.looseObject({ type: z.string(), message: z.string(), code: z.number().int() }),
+  request_id: z.string().optional(),
 });
 
 const Usage = z.looseObject({

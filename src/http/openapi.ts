@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import { DOCUMENTED_RESPONSES, ErrorBody } from './openapi-responses.ts';
+import { AnthropicErrorBody, DOCUMENTED_RESPONSES, ErrorBody } from './openapi-responses.ts';
 
 type TransformInput = Parameters<typeof jsonSchemaTransform>[0];
 
@@ -48,7 +48,9 @@ function transform(input: TransformInput) {
       response:
         url === '/metrics' || url === '/healthz' || url === '/readyz'
           ? response
-          : { ...response, '4XX': ErrorBody, '5XX': ErrorBody },
+          : url.startsWith('/v1/messages')
+            ? { ...response, '4XX': AnthropicErrorBody, '5XX': AnthropicErrorBody }
+            : { ...response, '4XX': ErrorBody, '5XX': ErrorBody },
     },
   });
 }

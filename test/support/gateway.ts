@@ -7,6 +7,7 @@ import type { CatalogSource } from '../../src/catalog/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Runtime, startRuntime } from '../../src/runtime.ts';
 import { dropSchema } from './database.ts';
+import { checkAnswersAgainstOpenApi } from './openapi-check.ts';
 
 export interface TestGateway {
   url: string;
@@ -59,6 +60,7 @@ export async function startTestGateway(
     workerIntervalsMs: options.workerIntervalsMs,
     catalog: options.catalog,
   });
+  checkAnswersAgainstOpenApi(runtime.app, inject('openapiViolations'));
   const address = await runtime.app.listen({ port: 0, host: '127.0.0.1' });
   env.GATEWAY_URL = address;
   return {

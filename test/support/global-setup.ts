@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startThrowawayPostgres } from './postgres-server.ts';
 import { startThrowawayRedis } from './redis-server.ts';
@@ -6,6 +9,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     redisUrl: string;
+    /** Where test gateways write answers that contradict the OpenAPI document (see openapi-check.ts). */
+    openapiViolations: string;
   }
 }
 
@@ -17,7 +22,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const [postgres, redis] = await Promise.all([startThrowawayPostgres(), startThrowawayRedis()]);
   project.provide('databaseUrl', postgres.url);
   project.provide('redisUrl', redis.url);
+  const violations = join(await mkdtemp(join(tmpdir(), 'gw-openapi-')), 'violations.jsonl');
+  await writeFile(violations, '');
+  project.provide('openapiViolations', violations);
   return async () => {
     await Promise.allSettled([postgres.stop(), redis.stop()]);
+    const found = (await readFile(violations, 'utf8')).trim();
+    if (found) {
+      console.error(`Answers that contradict the OpenAPI document (/v1/openapi.json):\n${found}`);
+      process.exitCode = 1;
+    }
   };
 }
