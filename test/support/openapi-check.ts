@@ -18,14 +18,34 @@ interface Document {
  */
 export function checkAnswersAgainstOpenApi(app: FastifyInstance, file: string): void {
   let compiled: ((path: string, method: string, status: number) => ValidateFunction | undefined) | undefined;
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (typeof payload !== 'string' || !String(reply.getHeader('content-type') ?? '').includes('json'))
-      return;
-    const route = request.routeOptions.url;
-    if (!route) return;
+  // A callback hook, not an async one: an async onSend hook defers the send, and a handler that calls
+  // `reply.send` without returning the reply would then be answered twice.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    try {
+      check(
+        request.method,
+        request.routeOptions.url,
+        reply.statusCode,
+        reply.getHeader('content-type'),
+        payload,
+      );
+    } catch (error) {
+      appendFileSync(file, `${JSON.stringify({ route: request.url, error: String(error) })}\n`);
+    }
+    done(null, payload);
+  });
+
+  function check(
+    method: string,
+    route: string | undefined,
+    status: number,
+    type: unknown,
+    payload: unknown,
+  ): void {
+    if (typeof payload !== 'string' || !route || !String(type ?? '').includes('json')) return;
     compiled ??= validators(app.swagger() as unknown as Document);
     const path = route.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    const validate = compiled(path, request.method, reply.statusCode);
+    const validate = compiled(path, method, status);
     if (!validate) return;
     let body: unknown;
     try {
@@ -37,9 +57,9 @@ export function checkAnswersAgainstOpenApi(app: FastifyInstance, file: string): 
     const errors = (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`).join('; ');
     appendFileSync(
       file,
-      `${JSON.stringify({ route: `${request.method} ${path}`, status: reply.statusCode, errors, body: payload.slice(0, 400) })}\n`,
+      `${JSON.stringify({ route: `${method} ${path}`, status, errors, body: payload.slice(0, 400) })}\n`,
     );
-  });
+  }
 }
 
 function validators(doc: Document) {
