@@ -17,6 +17,33 @@ export interface BlobWriteOptions {
 }
 
 /**
+ * Streams `body` into the file `path` (readable by the gateway's user alone), counting and hashing it on the way;
+ * past `maxBytes` the write fails with the caller's error. The caller removes the file on failure.
+ */
+export async function spoolTo(
+  path: string,
+  body: Readable | AsyncIterable<Uint8Array> | Uint8Array,
+  options: BlobWriteOptions,
+): Promise<StoredBlob> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      bytes += chunk.length;
+      if (options.maxBytes !== undefined && bytes > options.maxBytes) {
+        callback(options.tooLarge?.() ?? new Error(`larger than ${options.maxBytes} bytes`));
+        return;
+      }
+      hash.update(chunk);
+      callback(null, chunk);
+    },
+  });
+  const source = body instanceof Uint8Array ? Readable.from([body]) : Readable.from(body);
+  await pipeline(source, count, createWriteStream(path, { mode: 0o600 }));
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+/**
  * Where file bytes live: uploads, job results, batch output, generated images. Keys are slash-separated paths
  * chosen by the gateway (never by a client). Bytes stream in and out; nothing holds a whole file in memory.
  */
@@ -60,28 +87,14 @@ export class FsBlobStore implements BlobStore {
     // Clients' files are readable by the gateway's user alone.
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const temporary = `${path}.${randomUUID()}.part`;
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        bytes += chunk.length;
-        if (options.maxBytes !== undefined && bytes > options.maxBytes) {
-          callback(options.tooLarge?.() ?? new Error(`larger than ${options.maxBytes} bytes`));
-          return;
-        }
-        hash.update(chunk);
-        callback(null, chunk);
-      },
-    });
-    const source = body instanceof Uint8Array ? Readable.from([body]) : Readable.from(body);
     try {
-      await pipeline(source, count, createWriteStream(temporary, { mode: 0o600 }));
+      const stored = await spoolTo(temporary, body, options);
       await rename(temporary, path);
+      return stored;
     } catch (error) {
       await rm(temporary, { force: true });
       throw error;
     }
-    return { bytes, sha256: hash.digest('hex') };
   }
 
   read(key: string): Readable {

@@ -1,10 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { PassThrough, type Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -13,7 +12,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import type { S3Settings } from '../config.ts';
-import type { BlobStore, BlobWriteOptions, StoredBlob } from './blob-store.ts';
+import { type BlobStore, type BlobWriteOptions, type StoredBlob, spoolTo } from './blob-store.ts';
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
@@ -60,34 +59,20 @@ export class S3BlobStore implements BlobStore {
     const objectKey = this.key(key);
     const dir = await mkdtemp(join(tmpdir(), 'gw-s3-'));
     const spool = join(dir, randomUUID());
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        bytes += chunk.length;
-        if (options.maxBytes !== undefined && bytes > options.maxBytes) {
-          callback(options.tooLarge?.() ?? new Error(`larger than ${options.maxBytes} bytes`));
-          return;
-        }
-        hash.update(chunk);
-        callback(null, chunk);
-      },
-    });
-    const source = body instanceof Uint8Array ? Readable.from([body]) : Readable.from(body);
     try {
-      await pipeline(source, count, createWriteStream(spool, { mode: 0o600 }));
+      const stored = await spoolTo(spool, body, options);
       await this.client.send(
         new PutObjectCommand({
           Bucket: this.settings.bucket,
           Key: objectKey,
           Body: createReadStream(spool),
-          ContentLength: bytes,
+          ContentLength: stored.bytes,
         }),
       );
+      return stored;
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-    return { bytes, sha256: hash.digest('hex') };
   }
 
   /** A stream at once; the object is fetched as it is read. A missing one fails the stream with ENOENT, as a file would. */
