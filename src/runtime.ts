@@ -12,7 +12,7 @@ import { refuseUnbatchable } from './batches/admit.ts';
 import { BatchService } from './batches/service.ts';
 import { batchSettings } from './batches/settings.ts';
 import { BatchWorker, batchConcurrency } from './batches/worker.ts';
-import { RequestBodies } from './billing/request-log.ts';
+import { RequestBodies } from './billing/request-bodies.ts';
 import { Spending } from './billing/spending.ts';
 import { openResponseCache } from './cache/open.ts';
 import { buildCatalog, type CatalogSource } from './catalog/index.ts';
@@ -186,10 +186,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   );
   const blobs = openBlobStore(config);
   const requestBodies = new RequestBodies(
-    blobs,
+    database.pool,
     (accountId) => (live.account(accountId)?.requestBodies ?? config.requestBodies) === 'keep',
     (error) => options.log(`storing a request body failed: ${(error as Error).message}`),
   );
+  await requestBodies.init();
   const retention = startRetentionWorker({
     sql: database.pool,
     blobs,

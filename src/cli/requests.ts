@@ -16,7 +16,7 @@ export async function showRequest(
     : await findRequestAnywhere(sql, requestId);
   if (!row) return undefined;
   const logged = loggedRequest(row);
-  const bodies = await loggedBodies(blobs, logged);
+  const bodies = await loggedBodies({ sql, blobs }, logged);
   return {
     ...requestView(logged),
     account_id: logged.accountId,

@@ -5,7 +5,7 @@ import type { Projection } from '../../projections/types.ts';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
-import type { RequestBodies } from '../billing/request-log.ts';
+import type { RequestBodies } from '../billing/request-bodies.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { EvalService } from '../evals/service.ts';

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type RequestBodies, RequestLog } from '../billing/request-log.ts';
+import type { RequestBodies } from '../billing/request-bodies.ts';
+import { RequestLog } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import { describeError } from './errors.ts';
 

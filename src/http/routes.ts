@@ -4,7 +4,7 @@ import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { BatchService } from '../batches/service.ts';
-import type { RequestBodies } from '../billing/request-log.ts';
+import type { RequestBodies } from '../billing/request-bodies.ts';
 import type { Spending } from '../billing/spending.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import type { EvalService } from '../evals/service.ts';

@@ -19,7 +19,7 @@ export function requestLogReader(sql: Sql, blobs: BlobStore): RequestLogReader {
         status: logged.status,
         costNanos: logged.costNanos,
         latencyMs: logged.totalMs,
-        bodies: () => loggedBodies(blobs, logged),
+        bodies: () => loggedBodies({ sql, blobs }, logged),
       };
     },
   };

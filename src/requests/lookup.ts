@@ -1,12 +1,7 @@
 import { createHash } from 'node:crypto';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
 import { findRequest, type RequestOwner, type RequestRow } from '../../projections/requests/queries.ts';
 import type { Sql } from '../../projections/types.ts';
-import { bodyKey } from '../billing/request-log.ts';
-import type { BlobStore } from '../files/blob-store.ts';
-
-const gunzipped = promisify(gunzip);
+import { type BodySource, readBodyJson } from '../billing/request-bodies.ts';
 
 /** One request of the log, as the read model holds it (bodies are fetched apart, by hash). */
 export interface LoggedRequest {
@@ -88,29 +83,21 @@ export async function findLoggedRequest(
  * A stored body, checked against the hash the log holds: undefined when it was never kept, has been deleted
  * (retention) or does not match (a body the log cannot vouch for is not served).
  */
-export async function loggedBody(blobs: BlobStore, sha256: string | null): Promise<unknown> {
+export async function loggedBody(source: BodySource, sha256: string | null): Promise<unknown> {
   if (sha256 === null) return undefined;
-  const key = bodyKey(sha256);
-  if ((await blobs.size(key)) === undefined) return undefined;
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of blobs.read(key)) chunks.push(chunk as Buffer);
-  } catch {
-    return undefined;
-  }
-  const json = (await gunzipped(Buffer.concat(chunks))).toString('utf8');
-  if (createHash('sha256').update(json).digest('hex') !== sha256) return undefined;
+  const json = await readBodyJson(source, sha256);
+  if (json === undefined || createHash('sha256').update(json).digest('hex') !== sha256) return undefined;
   return JSON.parse(json);
 }
 
 /** Both bodies of a logged request, or undefined when they were dropped or deleted. */
 export async function loggedBodies(
-  blobs: BlobStore,
+  source: BodySource,
   logged: Pick<LoggedRequest, 'bodiesKept' | 'requestSha256' | 'responseSha256'>,
 ): Promise<{ request: unknown; response: unknown } | undefined> {
   if (!logged.bodiesKept) return undefined;
-  const request = await loggedBody(blobs, logged.requestSha256);
-  const response = await loggedBody(blobs, logged.responseSha256);
+  const request = await loggedBody(source, logged.requestSha256);
+  const response = await loggedBody(source, logged.responseSha256);
   if (request === undefined && response === undefined) return undefined;
   return { request: request ?? null, response: response ?? null };
 }

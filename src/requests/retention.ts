@@ -1,6 +1,6 @@
 import { expiredBodies } from '../../projections/requests/queries.ts';
 import type { Sql } from '../../projections/types.ts';
-import { bodyKey } from '../billing/request-log.ts';
+import { removeBodies } from '../billing/request-bodies.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 
 /** Hashes looked at per run; the rest wait for the next run. */
@@ -24,14 +24,8 @@ export async function deleteExpiredBodies(
   now: Date,
   retention: Retention,
 ): Promise<number> {
-  let deleted = 0;
-  for (const sha of await expiredBodies(sql, now, retention.days, retention.overrides, LIMIT)) {
-    const key = bodyKey(sha);
-    if ((await blobs.size(key)) === undefined) continue;
-    await blobs.remove(key);
-    deleted++;
-  }
-  return deleted;
+  const expired = await expiredBodies(sql, now, retention.days, retention.overrides, LIMIT);
+  return removeBodies({ sql, blobs }, expired);
 }
 
 /** The retention worker: once an hour (and soon after start), bodies past their retention are deleted. */

@@ -5,7 +5,7 @@ import {
   type RequestOwner,
 } from '../../projections/requests/queries.ts';
 import type { Sql } from '../../projections/types.ts';
-import { bodyKey } from '../billing/request-log.ts';
+import { removeBodies } from '../billing/request-bodies.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
 import { invalidField, RequestRefused } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
@@ -132,8 +132,8 @@ export async function readStored(
   let requestBody: unknown;
   let responseBody: unknown;
   for (;;) {
-    requestBody ??= await loggedBody(store.blobs, logged.requestSha256);
-    responseBody ??= await loggedBody(store.blobs, logged.responseSha256);
+    requestBody ??= await loggedBody(store, logged.requestSha256);
+    responseBody ??= await loggedBody(store, logged.responseSha256);
     if ((requestBody !== undefined && responseBody !== undefined) || Date.now() >= deadline) break;
     await sleep();
   }
@@ -230,6 +230,6 @@ export async function deleteStored(store: ResponseStore, owner: RequestOwner, id
   await store.blobs.write(deletedKey(logged.logId), Buffer.from(mark));
   for (const sha of new Set([logged.requestSha256, logged.responseSha256])) {
     if (sha === null || (await bodyShared(store.sql, sha, logged.logId))) continue;
-    if ((await store.blobs.size(bodyKey(sha))) !== undefined) await store.blobs.remove(bodyKey(sha));
+    await removeBodies(store, [sha]);
   }
 }

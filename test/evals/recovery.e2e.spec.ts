@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EvalCommands } from '../../commands/eval/handler.ts';
-import { RequestBodies } from '../../src/billing/request-log.ts';
+import { RequestBodies } from '../../src/billing/request-bodies.ts';
 import { buildCatalog } from '../../src/catalog/index.ts';
 import { EvalWorker } from '../../src/evals/worker.ts';
 import { FsBlobStore } from '../../src/files/blob-store.ts';
@@ -102,7 +102,7 @@ async function runWithLostRecord(keep: boolean) {
       router: new Router({ catalog, env: upstreamEnv(), health }),
     },
     spending: runtime.spending,
-    bodies: new RequestBodies(blobs, () => keep),
+    bodies: new RequestBodies(runtime.database.pool, () => keep),
     log: requestLogReader(runtime.database.pool, blobs),
     commands: faulty,
     clock: () => new Date(),

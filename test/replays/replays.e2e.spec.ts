@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bodyKey } from '../../src/billing/request-log.ts';
+import { removeBodies } from '../../src/billing/request-bodies.ts';
 import { FsBlobStore } from '../../src/files/blob-store.ts';
 import { runCli } from '../support/cli.ts';
 import { dropSchema } from '../support/database.ts';
@@ -289,8 +289,10 @@ describe('replays: a logged request re-run against another model', () => {
       await fetch(`${gateway.url}/v1/requests/${source.id}`, { headers: { authorization: `Bearer ${key}` } }),
     );
     const blobs = new FsBlobStore(join(gateway.env.GATEWAY_DATA_DIR as string, 'blobs'));
-    await blobs.remove(bodyKey(record.request_sha256));
-    await blobs.remove(bodyKey(record.response_sha256));
+    await removeBodies({ sql: gateway.runtime.database.pool, blobs }, [
+      record.request_sha256,
+      record.response_sha256,
+    ]);
     const replay = await call('POST', '/replays', { source_request_id: source.id, target_model: TARGET });
     expect(replay.status).toBe(409);
     expect(replay.body.error.message).toMatch(/bodies .* not kept/);

@@ -92,7 +92,7 @@ ${rows.length > filter.limit ? html`<p><a href="/dashboard/requests?${keep.toStr
         viewer.subAccountId,
       );
       if (!logged) throw new RequestRefused('not_found', `No request ${request.params.id}`);
-      const bodies = await loggedBodies(deps.blobs, logged);
+      const bodies = await loggedBodies({ sql: deps.pool, blobs: deps.blobs }, logged);
       const { rows: charges } = await deps.pool.query<{
         kind: string;
         charged_nanos: string;

@@ -58,7 +58,7 @@ export const requestsRoutes =
         request.auth.subAccountId,
       );
       if (!logged) throw new RequestRefused('not_found', `No request ${request.params.id}`);
-      const bodies = await loggedBodies(blobs, logged);
+      const bodies = await loggedBodies({ sql, blobs }, logged);
       return {
         ...requestView(logged),
         request_body: bodies?.request ?? null,

@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import type { Sql } from '../../projections/types.ts';
+import type { BlobStore } from '../files/blob-store.ts';
+
+const gunzipped = promisify(gunzip);
+
+/**
+ * The request log's bodies, keyed by the SHA-256 of their JSON. A table beside the read models rather than a file
+ * each: creating a small file costs this kind of machine 0.5-1.5 ms of CPU (directory, temporary name, rename, the
+ * thread pool's wake-ups), more than the rest of the request, where one multi-row INSERT stores every body that
+ * arrived meanwhile. PostgreSQL compresses the large ones itself (TOAST). Every instance over one database reads
+ * every other's bodies.
+ */
+export const BODY_TABLE = `CREATE TABLE IF NOT EXISTS request_bodies (
+  sha256 text PRIMARY KEY,
+  body text NOT NULL,
+  stored_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/** Where bodies are read from: the table, and the blob store for those written before the table existed. */
+export interface BodySource {
+  sql: Sql;
+  blobs: BlobStore;
+}
+
+/** Where a body written by earlier versions is kept: a gzipped blob, content-addressed. */
+export function legacyBodyKey(sha256: string): string {
+  return `requests/${sha256.slice(0, 2)}/${sha256}.json.gz`;
+}
+
+/** The JSON of a body and its SHA-256, the way the log hashes it. */
+export function bodyJson(body: unknown): { json: string; sha256: string } {
+  const json = JSON.stringify(body);
+  return { json, sha256: createHash('sha256').update(json).digest('hex') };
+}
+
+/** The stored JSON of a body, or undefined when it was never kept or has been deleted. Not checked here. */
+export async function readBodyJson(source: BodySource, sha256: string): Promise<string | undefined> {
+  const { rows } = await source.sql.query<{ body: string }>(
+    'SELECT body FROM request_bodies WHERE sha256 = $1',
+    [sha256],
+  );
+  if (rows[0]) return rows[0].body;
+  const key = legacyBodyKey(sha256);
+  if ((await source.blobs.size(key)) === undefined) return undefined;
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of source.blobs.read(key)) chunks.push(chunk as Buffer);
+    return (await gunzipped(Buffer.concat(chunks))).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Deletes the bodies with these hashes, wherever they are kept; returns how many there were. */
+export async function removeBodies(source: BodySource, sha256s: readonly string[]): Promise<number> {
+  if (sha256s.length === 0) return 0;
+  const { rows } = await source.sql.query<{ sha256: string }>(
+    'DELETE FROM request_bodies WHERE sha256 = ANY($1::text[]) RETURNING sha256',
+    [sha256s],
+  );
+  let removed = rows.length;
+  const gone = new Set(rows.map((r) => r.sha256));
+  for (const sha of sha256s) {
+    if (gone.has(sha)) continue;
+    const key = legacyBodyKey(sha);
+    if ((await source.blobs.size(key)) === undefined) continue;
+    await source.blobs.remove(key);
+    removed++;
+  }
+  return removed;
+}
+
+/** Bytes of bodies waiting to be stored; past it a body is not stored (its hash is still logged). */
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+/** At most this much JSON in one INSERT; a larger body goes alone. */
+const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
+/** Rows in one INSERT: two parameters each, within PostgreSQL's 65,535. */
+const MAX_ROWS = 10_000;
+/** Hashes stored lately: the same body (a repeated prompt, an identical answer) is written once. */
+const RECENT = 10_000;
+
+/**
+ * Stores bodies in the background: the answer never waits for them. One INSERT is in flight at a time and takes
+ * every body queued meanwhile, so at any rate a body costs a row, not a statement. Its commit does not wait for
+ * the WAL flush: the event holds the hash, so a body lost in a crash, or not stored under overload, is reported
+ * missing, never wrong.
+ */
+export class RequestBodies {
+  private readonly recent = new Set<string>();
+  private queue: { sha256: string; json: string }[] = [];
+  private queuedBytes = 0;
+  private writing = false;
+  private skipped = 0;
+  private drained: (() => void)[] = [];
+
+  constructor(
+    private readonly sql: Sql,
+    /** Whether an account's bodies are kept: its own setting, else the gateway's. */
+    readonly keeps: (accountId: string) => boolean,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  async init(): Promise<void> {
+    await this.sql.query(BODY_TABLE);
+  }
+
+  /** Hashes the body and, when bodies are kept, queues it for the table. */
+  save(body: unknown, keep: boolean): string | null {
+    if (body === undefined) return null;
+    const { json, sha256 } = bodyJson(body);
+    if (keep && !this.recent.has(sha256)) {
+      if (this.queuedBytes + json.length > MAX_QUEUED_BYTES) {
+        if (this.skipped++ % 1000 === 0)
+          this.onError(new Error('request bodies are arriving faster than they can be stored; some are not'));
+        return sha256;
+      }
+      this.remember(sha256);
+      this.queue.push({ sha256, json });
+      this.queuedBytes += json.length;
+      this.pump();
+    }
+    return sha256;
+  }
+
+  /** Resolves once every queued body is written: a shutdown must not close the pool under a write. */
+  drain(): Promise<void> {
+    if (!this.writing && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  private remember(sha256: string): void {
+    this.recent.add(sha256);
+    if (this.recent.size > RECENT) {
+      const oldest = this.recent.values().next().value;
+      if (oldest !== undefined) this.recent.delete(oldest);
+    }
+  }
+
+  private pump(): void {
+    if (this.writing) return;
+    if (this.queue.length === 0) {
+      for (const resolve of this.drained.splice(0)) resolve();
+      return;
+    }
+    let bytes = 0;
+    let count = 0;
+    while (
+      count < Math.min(this.queue.length, MAX_ROWS) &&
+      (count === 0 || bytes + (this.queue[count]?.json.length ?? 0) <= MAX_STATEMENT_BYTES)
+    )
+      bytes += this.queue[count++]?.json.length ?? 0;
+    const batch = this.queue.splice(0, count);
+    this.queuedBytes -= bytes;
+    this.writing = true;
+    this.insert(batch)
+      .catch((error) => {
+        for (const { sha256 } of batch) this.recent.delete(sha256);
+        this.onError(error);
+      })
+      .finally(() => {
+        this.writing = false;
+        this.pump();
+      });
+  }
+
+  private async insert(batch: { sha256: string; json: string }[]): Promise<void> {
+    // Plain parameters, not arrays: a body is sent as it is, with no escaping pass over megabytes of JSON.
+    const values: string[] = [];
+    const rows: string[] = [];
+    for (const { sha256, json } of batch) {
+      rows.push(`($${values.length + 1}, $${values.length + 2})`);
+      values.push(sha256, json);
+    }
+    // set_config(..., true) lasts to the end of this statement's own transaction: its commit skips the WAL flush.
+    await this.sql.query(
+      `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+       INSERT INTO request_bodies (sha256, body)
+       SELECT v.sha256, v.body FROM relaxed, (VALUES ${rows.join(', ')}) AS v (sha256, body)
+       ON CONFLICT (sha256) DO NOTHING`,
+      values,
+    );
+  }
+}
