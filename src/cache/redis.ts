@@ -1,7 +1,12 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as IORedis from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { CacheEntry, CacheStore, StoredVector } from './entry.ts';
 import { vectorBytes, vectorOf } from './entry.ts';
+
+// Required when Redis is configured: a gateway without it never loads the client.
+const require = createRequire(import.meta.url);
 
 const PREFIX = 'gw:cache:';
 const COMMAND_TIMEOUT_MS = 1000;
@@ -17,7 +22,8 @@ export class RedisCacheStore implements CacheStore {
   private connectedOnce = false;
 
   constructor(url: string) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS });
+    const { Redis: Client } = require('ioredis') as typeof IORedis;
+    this.redis = new Client(url, { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS });
     // Failures surface on the commands; the cache then answers as a miss.
     this.redis.on('error', () => {});
     this.redis.once('ready', () => {

@@ -1,7 +1,6 @@
 import type { EventStore } from '../../events/store.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import { EsdbEventStore } from './esdb/store.ts';
 import { PostgresEventStore } from './postgres/store.ts';
 
 export async function openEventStore(
@@ -9,8 +8,11 @@ export async function openEventStore(
   database: Database,
 ): Promise<EventStore> {
   switch (config.eventStore) {
-    case 'esdb':
+    case 'esdb': {
+      // Its client (gRPC) is a few MB of heap that a gateway on PostgreSQL never needs.
+      const { EsdbEventStore } = await import('./esdb/store.ts');
       return EsdbEventStore.connect(config.esdbUrl as string);
+    }
     case 'postgres':
       return PostgresEventStore.open({
         // Appends get connections of their own, so that projection work never makes a request wait for one. One

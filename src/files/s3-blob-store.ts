@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import type * as S3 from '@aws-sdk/client-s3';
 import type { S3Settings } from '../config.ts';
 import { type BlobStore, type BlobWriteOptions, type StoredBlob, spoolTo } from './blob-store.ts';
+
+// The AWS SDK is a few MB of heap and ~40 ms of loading: required when an S3 store is opened, so that a
+// gateway storing blobs on its disk never loads it.
+const require = createRequire(import.meta.url);
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
@@ -27,10 +26,11 @@ const notFound = (error: unknown) => {
  * the size and hash are known and a write past its limit sends nothing; the object appears whole or not at all.
  */
 export class S3BlobStore implements BlobStore {
-  private readonly client: S3Client;
+  private readonly sdk = require('@aws-sdk/client-s3') as typeof S3;
+  private readonly client: S3.S3Client;
 
   constructor(private readonly settings: S3Settings) {
-    this.client = new S3Client({
+    this.client = new this.sdk.S3Client({
       region: settings.region,
       endpoint: settings.endpoint,
       forcePathStyle: settings.forcePathStyle,
@@ -62,7 +62,7 @@ export class S3BlobStore implements BlobStore {
     try {
       const stored = await spoolTo(spool, body, options);
       await this.client.send(
-        new PutObjectCommand({
+        new this.sdk.PutObjectCommand({
           Bucket: this.settings.bucket,
           Key: objectKey,
           Body: createReadStream(spool),
@@ -79,7 +79,7 @@ export class S3BlobStore implements BlobStore {
   read(key: string): Readable {
     const objectKey = this.key(key);
     const out = new PassThrough();
-    this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: objectKey })).then(
+    this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.settings.bucket, Key: objectKey })).then(
       (response) => {
         const body = response.Body as Readable;
         body.on('error', (error) => out.destroy(error));
@@ -99,7 +99,7 @@ export class S3BlobStore implements BlobStore {
   /** The whole object in memory: multipart bodies sent upstream are of bounded size (an audio file, an image). */
   async blob(key: string, type?: string): Promise<Blob> {
     const response = await this.client.send(
-      new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }),
+      new this.sdk.GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }),
     );
     const bytes = await (
       response.Body as { transformToByteArray(): Promise<Uint8Array> }
@@ -110,7 +110,7 @@ export class S3BlobStore implements BlobStore {
   async size(key: string): Promise<number | undefined> {
     try {
       const head = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }),
+        new this.sdk.HeadObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }),
       );
       return head.ContentLength;
     } catch (error) {
@@ -120,6 +120,8 @@ export class S3BlobStore implements BlobStore {
   }
 
   async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }));
+    await this.client.send(
+      new this.sdk.DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(key) }),
+    );
   }
 }

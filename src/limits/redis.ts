@@ -1,4 +1,6 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as IORedis from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   bucketCapacity,
   decision,
@@ -9,6 +11,9 @@ import {
   refusesAll,
   TOKEN_EPSILON,
 } from './rate-limiter.ts';
+
+// Required when Redis is configured: a gateway without it never loads the client.
+const require = createRequire(import.meta.url);
 
 /**
  * KEYS[1] bucket hash {tokens, ts (µs)}; ARGV rate per minute, capacity, TTL ms.
@@ -71,7 +76,8 @@ export class RedisRateLimiter implements RateLimiter {
     // A take waits on the request path, so a Redis that is away must fail it at once (the caller lets the
     // request through) rather than after the client's reconnect attempts, which took 1.5 to 3 s a request.
     // commandTimeout bounds a Redis that is connected but does not answer.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS });
+    const { Redis: Client } = require('ioredis') as typeof IORedis;
+    this.redis = new Client(url, { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS });
     // Failures reach callers as rejected takes; unhandled, each reconnect attempt would also be logged.
     this.redis.on('error', () => {});
     this.redis.once('ready', () => {

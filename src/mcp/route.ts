@@ -1,17 +1,10 @@
 import { readFileSync } from 'node:fs';
-import {
-  type AuthInfo,
-  createMcpHandler,
-  localhostAllowedHostnames,
-  validateHostHeader,
-  validateOriginHeader,
-} from '@modelcontextprotocol/server';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { describeError } from '../http/errors.ts';
-import { buildMcpServer, type McpCaller, type McpServerDeps } from './server.ts';
-import { servedTools } from './tools/index.ts';
+import type { McpCaller, McpServerDeps } from './server.ts';
 
 export interface McpRouteDeps extends Omit<McpServerDeps, 'tools'> {
   live: LiveAccounts;
@@ -29,18 +22,35 @@ const VERSION = packageVersion();
  */
 export function mcpRoutes(deps: McpRouteDeps) {
   return async (app: FastifyInstance): Promise<void> => {
-    const tools = servedTools((route) => deps.app.hasRoute(route));
     // The handler hands each exchange's AuthInfo to the factory as given; the caller rides along with it.
     const callers = new WeakMap<AuthInfo, McpCaller>();
-    const handler = createMcpHandler(
-      (context) => {
-        const caller = context.authInfo && callers.get(context.authInfo);
-        if (!caller) throw new Error('an MCP exchange reached the server without its caller');
-        return buildMcpServer({ ...deps, tools }, caller, VERSION);
-      },
-      { legacy: 'stateless', onerror: (error) => app.log.debug({ err: error }, 'MCP exchange refused') },
-    );
-    app.addHook('onClose', () => handler.close());
+    // The SDK, the server and its tools are ~5 MB of heap that a gateway whose clients never use /mcp does not
+    // need: loaded by the first request to /mcp (about 50 ms, once), the routes being registered at start.
+    let loading: ReturnType<typeof load> | undefined;
+    const load = async () => {
+      const [sdk, { buildMcpServer }, { servedTools }] = await Promise.all([
+        import('@modelcontextprotocol/server'),
+        import('./server.ts'),
+        import('./tools/index.ts'),
+      ]);
+      const tools = servedTools((route) => deps.app.hasRoute(route));
+      const handler = sdk.createMcpHandler(
+        (context) => {
+          const caller = context.authInfo && callers.get(context.authInfo);
+          if (!caller) throw new Error('an MCP exchange reached the server without its caller');
+          return buildMcpServer({ ...deps, tools }, caller, VERSION);
+        },
+        { legacy: 'stateless', onerror: (error) => app.log.debug({ err: error }, 'MCP exchange refused') },
+      );
+      return { sdk, handler };
+    };
+    const mcp = () => {
+      loading ??= load();
+      return loading;
+    };
+    app.addHook('onClose', async () => {
+      if (loading) await (await loading).handler.close();
+    });
 
     // The SDK reads the body itself (and answers a bad one in JSON-RPC): take every body as bytes.
     app.removeAllContentTypeParsers();
@@ -63,9 +73,10 @@ export function mcpRoutes(deps: McpRouteDeps) {
       url: '/mcp',
       // Before the body is read: a foreign Host or Origin, or a request without a valid key, costs no upload.
       onRequest: async (request, reply) => {
-        const hosts = deps.allowedHosts();
-        const host = validateHostHeader(request.headers.host, hosts);
-        const origin = validateOriginHeader(request.headers.origin, hosts);
+        const { sdk } = await mcp();
+        const hosts = [...sdk.localhostAllowedHostnames(), ...deps.allowedHosts()];
+        const host = sdk.validateHostHeader(request.headers.host, hosts);
+        const origin = sdk.validateOriginHeader(request.headers.origin, hosts);
         const refused = !host.ok ? host : !origin.ok ? origin : undefined;
         if (refused) return reply.code(403).send(jsonRpcError(refused.message));
         await authenticate(app, request, reply);
@@ -80,6 +91,7 @@ export function mcpRoutes(deps: McpRouteDeps) {
         };
         const authInfo: AuthInfo = { token: holder.keyId, clientId: holder.keyId, scopes: [] };
         callers.set(authInfo, caller);
+        const { handler } = await mcp();
         return reply.send(await handler.fetch(webRequest(request), { authInfo }));
       },
     });
@@ -134,9 +146,9 @@ function jsonRpcError(message: string) {
   return { jsonrpc: '2.0', id: null, error: { code: -32000, message } };
 }
 
-/** Host names `/mcp` answers: localhost, the gateway's and the MCP server's public hosts, and any configured. */
+/** Host names `/mcp` answers besides localhost: the gateway's and the MCP server's public hosts, and any configured. */
 export function mcpHostnames(urls: (string | undefined)[], extra: string[]): string[] {
-  const names = new Set([...localhostAllowedHostnames(), ...extra]);
+  const names = new Set(extra);
   for (const url of urls) {
     if (!url) continue;
     try {

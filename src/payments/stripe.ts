@@ -1,4 +1,5 @@
-import Stripe from 'stripe';
+import { createRequire } from 'node:module';
+import type Stripe from 'stripe';
 import type { AccountService } from '../accounts/service.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 
@@ -40,6 +41,10 @@ export type WebhookOutcome =
  * `client_reference_id`), credited from the signed webhook after reading the session back from Stripe, with the
  * session id as the top-up's reference, so that a webhook delivered twice, at once or days later credits once.
  */
+// The SDK is a few MB of heap: required when a secret key is configured, so that a gateway without card
+// top-ups never loads it.
+const require = createRequire(import.meta.url);
+
 export class CardTopUps {
   private readonly stripe: Stripe | undefined;
 
@@ -49,7 +54,8 @@ export class CardTopUps {
   ) {
     if (!settings.secretKey) return;
     const base = settings.apiBase ? new URL(settings.apiBase) : undefined;
-    this.stripe = new Stripe(settings.secretKey, {
+    const StripeClient = require('stripe') as typeof Stripe;
+    this.stripe = new StripeClient(settings.secretKey, {
       maxNetworkRetries: 2,
       timeout: 20_000,
       telemetry: false,
