@@ -28,9 +28,14 @@ const usage = {
   },
 };
 
+// A new id per completion, as OpenAI gives: the gateway's request log then stores a new response body each time, as
+// it would in real traffic (a fixed id made every answer one body, stored once).
+let ids = 0;
+const nextId = () => `chatcmpl-bench${(++ids).toString(36)}`;
+
 const completion = (model: string) =>
   JSON.stringify({
-    id: 'chatcmpl-bench',
+    id: nextId(),
     object: 'chat.completion',
     created,
     model,
@@ -48,7 +53,7 @@ const completion = (model: string) =>
   });
 
 function streamChunks(model: string, includeUsage: boolean): string[] {
-  const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created, model };
+  const base = { id: nextId(), object: 'chat.completion.chunk', created, model };
   const choice = (delta: object, finish: string | null = null) => ({
     index: 0,
     delta,
