@@ -85,7 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const described = describeAnthropicError(new RequestRefused('not_found', message), request.id);
       return reply.code(404).send(described.body);
     }
-    reply.code(404).send({ error: { message, type: 'not_found_error', code: 404 } });
+    return reply.code(404).send({ error: { message, type: 'not_found_error', code: 404 } });
   });
   // Set before any route plugin so that every encapsulated context inherits it.
   app.setErrorHandler(async (error, request, reply) => {
@@ -93,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Refusals the gateway chose (RequestRefused, provider failures among them) are answers, not faults.
     if (described.status >= 500 && !(error instanceof RequestRefused))
       request.log.error({ err: error }, 'request failed');
-    reply.code(described.status).headers(described.headers).send(described.body);
+    return reply.code(described.status).headers(described.headers).send(described.body);
   });
   // After the error handler, which its encapsulated UI inherits; before the routes, which it learns of.
   await registerOpenApi(app);

@@ -42,7 +42,7 @@ export const messagesRoutes =
       const described = describeAnthropicError(error, request.id);
       if (described.status >= 500 && described.status !== 503)
         request.log.error({ err: error }, 'request failed');
-      reply.code(described.status).headers(described.headers).send(described.body);
+      return reply.code(described.status).headers(described.headers).send(described.body);
     });
 
     app.post('/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {
