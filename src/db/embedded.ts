@@ -86,12 +86,24 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       'max_connections=24',
       '-c',
       'autovacuum_max_workers=1',
+      // No background workers at all: no parallel query, and no logical replication launcher (a process of its own).
       '-c',
-      'max_worker_processes=2',
+      'max_worker_processes=0',
+      '-c',
+      'max_logical_replication_workers=0',
       '-c',
       'max_parallel_workers=0',
       '-c',
       'max_parallel_workers_per_gather=0',
+      // The bundled binaries have no LLVM; said here so that a build with it never loads it into a backend.
+      '-c',
+      'jit=off',
+      '-c',
+      'huge_pages=off',
+      // Half the general default: the hot set under load (the log's head, the read models' rows) fits, and every
+      // backend maps the buffers it touches, so they count in each one's memory.
+      '-c',
+      'shared_buffers=16MB',
       // Nothing replicates from the embedded store: minimal WAL, and no WAL sender slots.
       '-c',
       'wal_level=minimal',
