@@ -28,14 +28,17 @@ const usage = {
   },
 };
 
-// A new id per completion, as OpenAI gives: the gateway's request log then stores a new response body each time, as
-// it would in real traffic (a fixed id made every answer one body, stored once).
+// Replies are made once per model and the id written in when sent: a new id per completion, as OpenAI gives, so
+// the gateway's request log stores a new response body each time, as in real traffic (one fixed id made every
+// answer one body, stored once).
+const ID = 'chatcmpl-bench';
 let ids = 0;
-const nextId = () => `chatcmpl-bench${(++ids).toString(36)}`;
+const newId = () => `${ID}${(++ids).toString(36)}`;
+const withNewId = (reply: string, id = newId()) => reply.replaceAll(ID, id);
 
 const completion = (model: string) =>
   JSON.stringify({
-    id: nextId(),
+    id: ID,
     object: 'chat.completion',
     created,
     model,
@@ -53,7 +56,7 @@ const completion = (model: string) =>
   });
 
 function streamChunks(model: string, includeUsage: boolean): string[] {
-  const base = { id: nextId(), object: 'chat.completion.chunk', created, model };
+  const base = { id: ID, object: 'chat.completion.chunk', created, model };
   const choice = (delta: object, finish: string | null = null) => ({
     index: 0,
     delta,
@@ -90,8 +93,9 @@ function answer(body: string, res: ServerResponse): void {
       reply = completion(model);
       jsonReplies.set(model, reply);
     }
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
-    res.end(reply);
+    const sent = withNewId(reply);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(sent) });
+    res.end(sent);
     return;
   }
   const includeUsage = INCLUDE_USAGE.test(body);
@@ -103,13 +107,14 @@ function answer(body: string, res: ServerResponse): void {
   }
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   if (chunkMs <= 0) {
-    res.end(chunks.join(''));
+    res.end(withNewId(chunks.join('')));
     return;
   }
   let i = 0;
+  const id = newId();
   const next = () => {
     if (res.destroyed) return;
-    const chunk = chunks[i++] as string;
+    const chunk = withNewId(chunks[i++] as string, id);
     if (i >= chunks.length) res.end(chunk);
     else {
       res.write(chunk);
