@@ -28,11 +28,10 @@ export function mcpRoutes(deps: McpRouteDeps) {
     // need: loaded by the first request to /mcp (about 50 ms, once), the routes being registered at start.
     let loading: ReturnType<typeof load> | undefined;
     const load = async () => {
-      const [sdk, { buildMcpServer }, { servedTools }] = await Promise.all([
-        import('@modelcontextprotocol/server'),
-        import('./server.ts'),
-        import('./tools/index.ts'),
-      ]);
+      // One after the other, so that the loop is given back between their evaluations.
+      const sdk = await import('@modelcontextprotocol/server');
+      const { servedTools } = await import('./tools/index.ts');
+      const { buildMcpServer } = await import('./server.ts');
       const tools = servedTools((route) => deps.app.hasRoute(route));
       const handler = sdk.createMcpHandler(
         (context) => {
