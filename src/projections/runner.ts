@@ -1,10 +1,12 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { StoredEvent } from '../../events/envelope.ts';
 import type { EventStore } from '../../events/store.ts';
 import { liveTables, type Projection } from '../../projections/types.ts';
 import { applyEvents } from './apply.ts';
 import { BatchedSql } from './batched-sql.ts';
 import { chunks } from './chunks.ts';
+
+const { escapeLiteral } = pg;
 
 const MAX_BATCH = 500;
 /** The pause after a run that was not full, so that runs under load grow (bounds the added read-model lag). */
@@ -195,17 +197,20 @@ async function commitAll(
   try {
     // Read models are rebuilt from the log: a crash may lose their last commits (the checkpoints go with them,
     // so the events are folded again), and they need not wait for the disk on every run.
-    await client.query('BEGIN; SET LOCAL synchronous_commit = off');
-    const { rows } = await client.query<{ name: string; checkpoint: string }>(
-      'SELECT name, checkpoint FROM projection_checkpoints WHERE name = ANY($1) ORDER BY name FOR UPDATE',
-      [projections.map((p) => p.name)],
-    );
+    // One round trip: the projections' names are the gateway's own, written in as literals.
+    const names = projections.map((p) => escapeLiteral(p.name)).join(', ');
+    const results = (await client.query(
+      `BEGIN; SET LOCAL synchronous_commit = off;
+       SELECT name, checkpoint FROM projection_checkpoints WHERE name IN (${names}) ORDER BY name FOR UPDATE`,
+    )) as unknown as pg.QueryResult<{ name: string; checkpoint: string }>[];
+    const rows = results[results.length - 1]?.rows ?? [];
     const stored = new Map(rows.map((r) => [r.name, r.checkpoint]));
     if (projections.some((p) => stored.get(p.name) !== held.get(p.name))) {
       await client.query('ROLLBACK');
       return undefined;
     }
     const next = new Map<string, string>();
+    const advanced: string[] = [];
     const sql = new BatchedSql(client);
     for (const projection of projections) {
       const from = held.get(projection.name) ?? '';
@@ -213,11 +218,23 @@ async function commitAll(
       const last = fresh[fresh.length - 1];
       if (!last) continue;
       await applyEvents(sql, projection, liveTables(projection), fresh);
-      await sql.query(
-        'UPDATE projection_checkpoints SET checkpoint = $2, position = $3, updated_at = now() WHERE name = $1',
-        [projection.name, last.checkpoint, last.position.toString()],
-      );
+      advanced.push(projection.name, last.checkpoint, last.position.toString());
       next.set(projection.name, last.checkpoint);
+    }
+    // Every checkpoint in one statement: a run carrying a few events would otherwise spend most of its
+    // statements on them.
+    if (advanced.length > 0) {
+      const rowsOf = Array.from(
+        { length: advanced.length / 3 },
+        (_, i) => `($${3 * i + 1}, $${3 * i + 2}, $${3 * i + 3})`,
+      );
+      await sql.query(
+        `UPDATE projection_checkpoints AS p
+           SET checkpoint = v.checkpoint, position = v.position::bigint, updated_at = now()
+           FROM (VALUES ${rowsOf.join(', ')}) AS v (name, checkpoint, position)
+          WHERE p.name = v.name`,
+        advanced,
+      );
     }
     await sql.flush('COMMIT');
     return next;
