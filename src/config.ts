@@ -41,6 +41,7 @@ const Env = z.object({
   GATEWAY_REQUEST_BODIES: z.enum(['keep', 'drop']).default('keep'),
   GATEWAY_SPEND_LEASES: z.enum(['on', 'off']).default('on'),
   GATEWAY_REQUEST_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  GATEWAY_HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(400).default(25),
   GATEWAY_CACHE_EMBEDDING_MODEL: z.string().optional(),
   GATEWAY_CACHE_SEMANTIC_THRESHOLD: z.coerce.number().min(0).max(1).default(0.95),
   GATEWAY_CACHE_TTL_S: z.coerce.number().int().positive().default(86_400),
@@ -114,6 +115,11 @@ export interface Config {
   /** Requests admitted in memory under spend leases (docs/billing.md); off: every request holds on its own. */
   spendLeases: boolean;
   requestRetentionDays: number;
+  /**
+   * How far V8 lets the JavaScript heap grow past what a full collection kept before it collects again, in
+   * percent (docs/performance.md#memory); 0 leaves V8's own growth (up to 4x under load).
+   */
+  heapGrowthPercent: number;
   /** The response cache: entry lifetime, the semantic threshold and the embedding model (docs/cache.md). */
   cache: { ttlMs: number; threshold: number; embeddingModel: string | undefined };
   /** Where file bytes live: the data directory (one instance) or an S3 bucket shared by several. */
@@ -200,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestBodies: e.GATEWAY_REQUEST_BODIES,
     spendLeases: e.GATEWAY_SPEND_LEASES === 'on',
     requestRetentionDays: e.GATEWAY_REQUEST_RETENTION_DAYS,
+    heapGrowthPercent: e.GATEWAY_HEAP_GROWTH_PERCENT,
     cache: {
       ttlMs: e.GATEWAY_CACHE_TTL_S * 1000,
       threshold: e.GATEWAY_CACHE_SEMANTIC_THRESHOLD,
