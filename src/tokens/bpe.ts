@@ -1,17 +1,56 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type * as O200kBase from 'gpt-tokenizer/encoding/o200k_base';
+import type { GptEncoding } from 'gpt-tokenizer/GptEncoding';
 
-// The o200k rank table is ~2.4 MB of JS and takes ~200 ms to evaluate, so it is required on first
-// use rather than imported: processes that never count tokens (CLI, migrations) never pay for it.
 const require = createRequire(import.meta.url);
-let encoder: typeof O200kBase | undefined;
+let encoder: GptEncoding | undefined;
 
-export function o200k(): typeof O200kBase {
+/**
+ * The o200k encoder, built on first use (processes that never count tokens, the CLI and migrations, never pay
+ * for it). Its rank table is read from the package's `o200k_base.tiktoken` (OpenAI's published file) rather than
+ * required as the package's 2.4 MB JavaScript module: the same table (a test compares them), without the module's
+ * source, bytecode and array literals, which held about 10 MB more of the gateway's memory.
+ */
+export function o200k(): GptEncoding {
   if (encoder === undefined) {
-    encoder = require('gpt-tokenizer/encoding/o200k_base') as typeof O200kBase;
+    const { GptEncoding } =
+      require('gpt-tokenizer/GptEncoding') as typeof import('gpt-tokenizer/GptEncoding');
+    encoder = GptEncoding.getEncodingApi('o200k_base', () => o200kRanks());
     encoder.setMergeCacheSize(MERGE_CACHE_ENTRIES);
   }
   return encoder;
+}
+
+/**
+ * The ranks as the package's generator makes them from the `.tiktoken` file (a base64 token and its rank a line):
+ * index = rank; a token that is valid UTF-8 (and round-trips) as its string, any other as its bytes; a rank
+ * missing from the file as ''.
+ */
+export function o200kRanks(): (string | number[])[] {
+  const text = readFileSync(require.resolve('gpt-tokenizer/data/o200k_base.tiktoken'), 'latin1');
+  const ranks: (string | number[])[] = [];
+  for (let from = 0; from < text.length; ) {
+    const space = text.indexOf(' ', from);
+    let end = text.indexOf('\n', space);
+    if (end === -1) end = text.length;
+    const bytes = Buffer.from(text.slice(from, space), 'base64');
+    const rank = Number(text.slice(space + 1, end));
+    while (ranks.length < rank) ranks.push('');
+    ranks.push(asText(bytes) ?? [...bytes]);
+    from = end + 1;
+  }
+  return ranks;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function asText(bytes: Buffer): string | undefined {
+  try {
+    const text = UTF8.decode(bytes);
+    return Buffer.byteLength(text, 'utf8') === bytes.length ? text : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
