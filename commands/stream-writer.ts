@@ -152,6 +152,13 @@ export class StreamWriter<State, Command, Event> {
         if (events.length > 0) {
           const expected = start.revision < 0 ? 'no_stream' : start.revision;
           const result = await this.store.append(stream, events, expected);
+          // Another writer stored these very events (once-only ids) after this one read the stream: they are not
+          // this batch's doing. Decide again on the stream as it now is, as for a clash of ids below.
+          if (result.existing && !reloadedForDuplicate) {
+            this.known.delete(stream);
+            reloadedForDuplicate = true;
+            continue;
+          }
           this.remember(stream, { state, revision: result.nextRevision });
           checkpoint = result.checkpoint;
         }

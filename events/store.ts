@@ -12,6 +12,11 @@ export interface AppendResult {
   /** Global checkpoint of the last event appended (or found, for an idempotent retry). */
   checkpoint: string;
   position: bigint;
+  /**
+   * True when every event was found already stored (an idempotent retry, or another writer's identical append):
+   * this call wrote nothing. Adapters that cannot tell leave it unset.
+   */
+  existing?: boolean;
 }
 
 export interface ReadStreamOptions {

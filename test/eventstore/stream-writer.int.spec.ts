@@ -66,6 +66,41 @@ describe('stream writers of two instances over one store', () => {
       'Added',
     ]);
   });
+
+  it('do not claim an event the other instance stored first under the same once-only id', async () => {
+    // A payment's credit: its id derives from the reference, so two instances deciding it on the same state append
+    // the very same event. The store keeps one; only the writer whose append stored it may report it as its own.
+    type Credit = { type: 'Credited'; reference: string };
+    const credits = () =>
+      new StreamWriter<string[], string, Credit>(store, {
+        initialState: () => [],
+        evolve: (state, event) => [...state, event.reference],
+        decide: (reference, state) => (state.includes(reference) ? [] : [{ type: 'Credited', reference }]),
+        parse: (stored) => ({
+          type: 'Credited',
+          reference: (stored.data as { reference: string }).reference,
+        }),
+        serialize: (event, _command, stream) => ({
+          id: deterministicEventId(`${stream}/credit/${event.reference}`),
+          type: event.type,
+          data: { reference: event.reference },
+          metadata: { schemaVersion: 1 },
+        }),
+      });
+    const stream = `credits-${randomUUID()}`;
+    const a = credits();
+    const b = credits();
+    await a.submit(stream, 'first'); // a knows the stream as it was then
+    expect((await b.submit(stream, 'paid')).events).toHaveLength(1);
+    // a decides on its stale state and appends the same event, which the store already holds.
+    const late = await a.submit(stream, 'paid');
+    expect(late.events).toEqual([]);
+    expect(late.state).toEqual(['first', 'paid']);
+    expect((await store.readStream(stream)).map((e) => (e.data as { reference: string }).reference)).toEqual([
+      'first',
+      'paid',
+    ]);
+  });
 });
 
 /** Each command appends one event carrying its note; the note 'bad-id' gives the event an id that is no UUID. */

@@ -110,6 +110,7 @@ function toOutcome(request: AppendRequest, row: OutcomeRow | undefined): AppendO
           nextRevision: revision,
           checkpoint: toCheckpoint(row.out_transaction as string, row.out_position as string),
           position: BigInt(row.out_position as string),
+          ...(row.out_status === 'stored' && { existing: true }),
         },
       };
     case 'empty':
