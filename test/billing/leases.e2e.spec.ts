@@ -141,7 +141,12 @@ describe('spend leases: four instances sharing one store, 1,000 concurrent reque
     for (const [i, scope] of scopes.entries()) {
       const served = scope.calls.filter((c) => c.status === 200);
       const refused = scope.calls.filter((c) => c.status === 402);
-      expect(served.length + refused.length, scope.name).toBe(scope.calls.length);
+      const others = scope.calls
+        .filter((c) => c.status !== 200 && c.status !== 402)
+        .map((c) => `${c.status} ${JSON.stringify(c.body).slice(0, 300)}`);
+      expect(served.length + refused.length, `${scope.name}: other answers ${others.join(', ')}`).toBe(
+        scope.calls.length,
+      );
       const largest = Math.max(...served.map((c) => Number(c.headers.get('x-cost-cents'))));
       const charged = cents(scope.calls);
       expect(charged, scope.name).toBeLessThanOrEqual(1);

@@ -107,8 +107,9 @@ describe('postgres append in one statement', () => {
     const duplicate = outcomes[3]?.ok === false ? outcomes[3].error : undefined;
     expect(duplicate).toBeInstanceOf(DuplicateEventIdError);
     expect((duplicate as DuplicateEventIdError).eventId).toBe(e1.id);
-    // The same batch again, in the same statement: the earlier success.
-    expect(ok(outcomes[4])).toEqual(ok(outcomes[0]));
+    // The same batch again, in the same statement: the earlier success, marked as found rather than written.
+    expect(ok(outcomes[4])).toEqual({ ...ok(outcomes[0]), existing: true });
+    expect(ok(outcomes[0])?.existing).toBeUndefined();
     expect(ok(outcomes[5])).toEqual({ nextRevision: -1, checkpoint: '', position: 0n });
     expect(outcomes[6]?.ok === false && outcomes[6].error).toBeInstanceOf(WrongExpectedRevisionError);
     expect(ok(outcomes[7]).nextRevision).toBe(0);
