@@ -351,14 +351,18 @@ export class EvalWorker {
     return undefined;
   }
 
-  /** Grading calls: charged like the candidates'; one already charged before a restart is read back instead. */
+  /**
+   * Grading calls: charged like the candidates'; one already charged before a restart is read back instead, and
+   * when the request log kept no body of it, counted with its charge and no reply (no grade), never called again:
+   * calling it again would charge it twice.
+   */
   private asker(created: Created, charged: Map<string, bigint>): AskModel {
     return async (model: string, messages: ChatMessage[], requestId: string) => {
       const prior = charged.get(requestId);
       if (prior !== undefined) {
         const logged = await this.options.log.find(created.accountId, requestId);
         const bodies = logged && (await this.loggedAnswer(logged));
-        if (bodies?.response) return { text: outputText(bodies.response), costNanos: prior };
+        return { text: bodies?.response ? outputText(bodies.response) : '', costNanos: prior };
       }
       const served = await this.complete(created, requestId, {
         model,

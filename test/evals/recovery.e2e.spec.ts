@@ -14,7 +14,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import type { Json } from '../support/json.ts';
 import { startOpenAiUpstream } from '../upstreams/openai.ts';
 import type { Upstream } from '../upstreams/types.ts';
-import { behave, CHEAP, chargedCents, dataset, EXPENSIVE, ended, JUDGE } from './support.ts';
+import { behave, CHEAP, CHEAPEST, chargedCents, dataset, EXPENSIVE, ended, JUDGE } from './support.ts';
 
 /**
  * The window a crash can leave: a call charged (and logged) whose answer was never recorded on the eval. Made
@@ -41,8 +41,19 @@ afterAll(async () => {
   await openai?.close();
 });
 
-async function runWithLostRecord(keep: boolean) {
-  const account = (await (await gateway.admin('/accounts', { name: `recovery ${keep}` })).json()) as Json;
+/**
+ * `keep`: whether the request log keeps bodies, or a test of each body (the judge's replies dropped, say). `lost`:
+ * the candidate whose answer to item 2 is charged but not recorded, beside EXPENSIVE's rival.
+ */
+async function runWithLostRecord(
+  keep: boolean | ((body: unknown) => boolean),
+  lost = EXPENSIVE,
+  rival = CHEAP,
+) {
+  const label = typeof keep === 'boolean' ? String(keep) : 'some';
+  const account = (await (
+    await gateway.admin('/accounts', { name: `recovery ${label} ${lost}` })
+  ).json()) as Json;
   await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 10_000, reference: 'p' });
   const { runtime } = gateway;
   const commands = new EvalCommands(runtime.store);
@@ -58,7 +69,7 @@ async function runWithLostRecord(keep: boolean) {
         keyId: account.key_id,
         requestId: 'test',
         name: 'recovery',
-        candidateModels: [EXPENSIVE, CHEAP],
+        candidateModels: [lost, rival],
         metric: 'quality',
         dataset: dataset(5),
         testingCriteria: null,
@@ -75,7 +86,7 @@ async function runWithLostRecord(keep: boolean) {
       if (
         command.type === 'RecordItem' &&
         command.scored.item === 2 &&
-        command.scored.model === EXPENSIVE &&
+        command.scored.model === lost &&
         !failed
       ) {
         failed = true;
@@ -102,7 +113,7 @@ async function runWithLostRecord(keep: boolean) {
       router: new Router({ catalog, env: upstreamEnv(), health }),
     },
     spending: runtime.spending,
-    bodies: new RequestBodies(runtime.database.pool, () => keep),
+    bodies: keptBodies(runtime.database.pool, keep),
     log: requestLogReader(runtime.database.pool, blobs),
     commands: faulty,
     clock: () => new Date(),
@@ -118,7 +129,7 @@ async function runWithLostRecord(keep: boolean) {
     expect(reports.join('\n')).toContain(`${evalId}-1-2-0 was not recorded`);
     const calls = openai.requests
       .slice(from)
-      .filter((r) => ['gpt-4o', 'gpt-4o-mini'].includes(String((r.body as { model?: unknown }).model)));
+      .filter((r) => [lost, rival].includes(`openai/${String((r.body as { model?: unknown }).model)}`));
     // Ten answers, ten calls: the one charged but not recorded was not made again.
     expect(calls).toHaveLength(10);
     expect(await chargedCents(gateway, `${evalId}-1-`, e.cost_cents)).toBeCloseTo(e.cost_cents, 9);
@@ -128,12 +139,32 @@ async function runWithLostRecord(keep: boolean) {
     );
     const recovered = rows.map((r) => r.data).filter((d) => d.recovered);
     expect(recovered).toHaveLength(1);
-    expect(recovered[0]).toMatchObject({ item: 2, model: EXPENSIVE, requestId: `${evalId}-1-2-0` });
-    return { e, recovered: recovered[0] as Json };
+    expect(recovered[0]).toMatchObject({ item: 2, model: lost, requestId: `${evalId}-1-2-0` });
+    const judged = openai.requests
+      .slice(from)
+      .filter((r) => `openai/${String((r.body as { model?: unknown }).model)}` === JUDGE);
+    return { e, recovered: recovered[0] as Json, judged: judged.length };
   } finally {
     await worker.stop();
   }
 }
+
+/** Bodies kept by the account's setting, or body by body. */
+function keptBodies(
+  pool: ConstructorParameters<typeof RequestBodies>[0],
+  keep: boolean | ((body: unknown) => boolean),
+) {
+  if (typeof keep === 'boolean') return new RequestBodies(pool, () => keep);
+  return new (class extends RequestBodies {
+    override save(body: unknown, kept: boolean): string | null {
+      return super.save(body, kept && keep(body));
+    }
+  })(pool, () => true);
+}
+
+/** A reply of the judge's model, as the request log keeps a response (`{completion}`). */
+const judgeReply = (body: unknown) =>
+  `openai/${(body as { completion?: { model?: unknown } }).completion?.model}` === JUDGE;
 
 describe('evals: a call charged but not recorded', () => {
   it('is read back from the request log, not called again; the run completes as if nothing happened', async () => {
@@ -157,5 +188,19 @@ describe('evals: a call charged but not recorded', () => {
     // The model that lost an answer did not answer every item: the other wins.
     expect(e.winner_model).toBe(CHEAP);
     expect((e.results as Json[])[0]).toMatchObject({ model: EXPENSIVE, errors: 1, eligible: false });
+  });
+
+  it('counts a judge call charged before the restart with its charge when its reply was not kept, and does not call it again', async () => {
+    // CHEAPEST answers every item wrongly, so the judge grades each of its five answers; its reply to item 2 was
+    // charged but, like every judge reply here, not kept.
+    const { e, recovered, judged } = await runWithLostRecord(
+      (body) => !judgeReply(body),
+      CHEAPEST,
+      EXPENSIVE,
+    );
+    expect(e).toMatchObject({ status: 'completed', calls_done: 10, errors: 0 });
+    expect(judged).toBe(5);
+    expect(recovered).toMatchObject({ output: 'no idea', grader: 'string_check', score: 0 });
+    expect(BigInt((recovered.judge as Json).costNanos)).toBeGreaterThan(0n);
   });
 });
