@@ -79,14 +79,12 @@ const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
 /** Rows in one INSERT: two parameters each, within PostgreSQL's 65,535. */
 const MAX_ROWS = 10_000;
-/** The least time between two INSERTs, unless a shutdown is draining the queue. */
-const PACE_MS = 20;
 /** Hashes stored lately: the same body (a repeated prompt, an identical answer) is written once. */
 const RECENT = 10_000;
 
 /**
- * Stores bodies in the background: the answer never waits for them. One INSERT is in flight at a time, at most one
- * every 20 ms, and takes every body queued meanwhile, so at any rate a body costs a row, not a statement. Its commit does not wait for
+ * Stores bodies in the background: the answer never waits for them. One INSERT is in flight at a time and takes
+ * every body queued meanwhile, so at any rate a body costs a row, not a statement. Its commit does not wait for
  * the WAL flush: the event holds the hash, so a body lost in a crash, or not stored under overload, is reported
  * missing, never wrong.
  */
@@ -95,11 +93,6 @@ export class RequestBodies {
   private queue: { sha256: string; json: string }[] = [];
   private queuedBytes = 0;
   private writing = false;
-  /** When the last INSERT ended, and the timer that waits out the pause after it. */
-  private lastEnd = Number.NEGATIVE_INFINITY;
-  private paused: NodeJS.Timeout | undefined;
-  /** Set by a shutdown: what is queued goes at once. */
-  private hurry = false;
   private skipped = 0;
   private drained: (() => void)[] = [];
 
@@ -135,14 +128,7 @@ export class RequestBodies {
   /** Resolves once every queued body is written: a shutdown must not close the pool under a write. */
   drain(): Promise<void> {
     if (!this.writing && this.queue.length === 0) return Promise.resolve();
-    this.hurry = true;
-    const drained = new Promise<void>((resolve) => this.drained.push(resolve));
-    if (this.paused) {
-      clearTimeout(this.paused);
-      this.paused = undefined;
-      this.pump();
-    }
-    return drained;
+    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   private remember(sha256: string): void {
@@ -154,20 +140,9 @@ export class RequestBodies {
   }
 
   private pump(): void {
-    if (this.writing || this.paused) return;
+    if (this.writing) return;
     if (this.queue.length === 0) {
       for (const resolve of this.drained.splice(0)) resolve();
-      return;
-    }
-    // A pause after each INSERT lets the next one carry every body of that time: at a few requests a second
-    // the statements were one per request, a fixed cost of PostgreSQL's on each.
-    const wait = this.hurry ? 0 : this.lastEnd + PACE_MS - performance.now();
-    if (wait > 0) {
-      this.paused = setTimeout(() => {
-        this.paused = undefined;
-        this.pump();
-      }, wait);
-      this.paused.unref();
       return;
     }
     let bytes = 0;
@@ -187,7 +162,6 @@ export class RequestBodies {
       })
       .finally(() => {
         this.writing = false;
-        this.lastEnd = performance.now();
         this.pump();
       });
   }
