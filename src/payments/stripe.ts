@@ -36,15 +36,15 @@ export type WebhookOutcome =
   | { handled: 'credited' | 'already_credited' | 'reversed' | 'already_reversed'; reference: string }
   | { handled: 'ignored'; reason: string };
 
+// The SDK is a few MB of heap: required when a secret key is configured, so that a gateway without card
+// top-ups never loads it.
+const require = createRequire(import.meta.url);
+
 /**
  * Card top-ups through Stripe Checkout: a Checkout Session per top-up (payment mode, USD, the account as
  * `client_reference_id`), credited from the signed webhook after reading the session back from Stripe, with the
  * session id as the top-up's reference, so that a webhook delivered twice, at once or days later credits once.
  */
-// The SDK is a few MB of heap: required when a secret key is configured, so that a gateway without card
-// top-ups never loads it.
-const require = createRequire(import.meta.url);
-
 export class CardTopUps {
   private readonly stripe: Stripe | undefined;
 
