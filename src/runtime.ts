@@ -194,6 +194,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   const retention = startRetentionWorker({
     sql: database.pool,
     blobs,
+    store,
     retentionDays: config.requestRetentionDays,
     overrides: () => live.retentionOverrides(),
     clock,

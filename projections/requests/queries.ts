@@ -136,7 +136,9 @@ export async function monthOfRequests(sql: Sql, month: string, accountId?: strin
 
 /**
  * Body hashes whose every reference is past its account's retention (`days` by account, else `defaultDays`) at
- * `now`: the retention worker's to delete. A body two requests share stays while either still keeps it.
+ * `now`: the retention worker's to delete. A body two requests share stays while either still keeps it. Only
+ * bodies still in `request_bodies` count: hashes deleted before (by an earlier run, or erased) would otherwise
+ * fill the limit run after run, and bodies expiring later would never be reached.
  */
 export async function expiredBodies(
   sql: Sql,
@@ -153,6 +155,8 @@ export async function expiredBodies(
        SELECT response_sha256, created_at, account_id FROM request_log
          WHERE response_sha256 IS NOT NULL AND bodies_kept
      ) AS bodies
+     -- By hash, so every reference of a hash still stored is kept in its group and counted.
+     WHERE EXISTS (SELECT 1 FROM request_bodies WHERE request_bodies.sha256 = bodies.sha)
      GROUP BY sha
      HAVING max(created_at + make_interval(days => COALESCE(($3::jsonb ->> account_id)::int, $2))) < $1
      LIMIT $4`,

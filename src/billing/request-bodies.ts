@@ -17,7 +17,14 @@ export const BODY_TABLE = `CREATE TABLE IF NOT EXISTS request_bodies (
   sha256 text PRIMARY KEY,
   body text NOT NULL,
   stored_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS request_bodies_meta (
+  key text PRIMARY KEY,
+  value text NOT NULL
 )`;
+
+/** The mark, in request_bodies_meta, that every body of earlier versions has been moved out of the blob store. */
+export const LEGACY_MOVED = 'legacy_bodies_moved';
 
 /** Where bodies are read from: the table, and the blob store for those written before the table existed. */
 export interface BodySource {
@@ -36,40 +43,84 @@ export function bodyJson(body: unknown): { json: string; sha256: string } {
   return { json, sha256: createHash('sha256').update(json).digest('hex') };
 }
 
-/** The stored JSON of a body, or undefined when it was never kept or has been deleted. Not checked here. */
-export async function readBodyJson(source: BodySource, sha256: string): Promise<string | undefined> {
-  const { rows } = await source.sql.query<{ body: string }>(
-    'SELECT body FROM request_bodies WHERE sha256 = $1',
-    [sha256],
-  );
-  if (rows[0]) return rows[0].body;
-  const key = legacyBodyKey(sha256);
-  if ((await source.blobs.size(key)) === undefined) return undefined;
-  const chunks: Buffer[] = [];
+/** Pools that have seen the mark: it is never taken back, so once seen it is not asked for again. */
+const movedSeen = new WeakSet<Sql>();
+
+/**
+ * Whether the bodies of earlier versions have all been moved into the table (`src/requests/legacy-bodies.ts`):
+ * from then on nothing looks in the blob store for a body.
+ */
+export async function legacyBodiesMoved(sql: Sql): Promise<boolean> {
+  if (movedSeen.has(sql)) return true;
   try {
-    for await (const chunk of source.blobs.read(key)) chunks.push(chunk as Buffer);
+    const { rows } = await sql.query('SELECT 1 FROM request_bodies_meta WHERE key = $1', [LEGACY_MOVED]);
+    if (rows.length === 0) return false;
+  } catch {
+    // A database the gateway has not yet set up has no mark, and no table to read bodies from either.
+    return false;
+  }
+  movedSeen.add(sql);
+  return true;
+}
+
+async function storedBodyJson(sql: Sql, sha256: string): Promise<string | undefined> {
+  const { rows } = await sql.query<{ body: string }>('SELECT body FROM request_bodies WHERE sha256 = $1', [
+    sha256,
+  ]);
+  return rows[0]?.body;
+}
+
+/**
+ * The JSON of a body written by earlier versions, unchecked: undefined when there is no blob, null when the blob
+ * does not gunzip. A failure to read the blob store is thrown: it says nothing about the body.
+ */
+export async function readLegacyBody(blobs: BlobStore, sha256: string): Promise<string | null | undefined> {
+  const key = legacyBodyKey(sha256);
+  if ((await blobs.size(key)) === undefined) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of blobs.read(key)) chunks.push(chunk as Buffer);
+  try {
     return (await gunzipped(Buffer.concat(chunks))).toString('utf8');
   } catch {
-    return undefined;
+    return null;
   }
+}
+
+/** The stored JSON of a body, or undefined when it was never kept or has been deleted. Not checked here. */
+export async function readBodyJson(source: BodySource, sha256: string): Promise<string | undefined> {
+  const stored = await storedBodyJson(source.sql, sha256);
+  if (stored !== undefined || (await legacyBodiesMoved(source.sql))) return stored;
+  const legacy = await readLegacyBody(source.blobs, sha256).catch(() => undefined);
+  // The move may have taken it from the blob store into the table between the two reads.
+  return legacy ?? (await storedBodyJson(source.sql, sha256));
+}
+
+/** Deletes these bodies from the table (never the blob store); returns the hashes it held. */
+export async function removeStoredBodies(sql: Sql, sha256s: readonly string[]): Promise<string[]> {
+  if (sha256s.length === 0) return [];
+  const { rows } = await sql.query<{ sha256: string }>(
+    'DELETE FROM request_bodies WHERE sha256 = ANY($1::text[]) RETURNING sha256',
+    [sha256s],
+  );
+  return rows.map((r) => r.sha256);
 }
 
 /** Deletes the bodies with these hashes, wherever they are kept; returns how many there were. */
 export async function removeBodies(source: BodySource, sha256s: readonly string[]): Promise<number> {
   if (sha256s.length === 0) return 0;
-  const { rows } = await source.sql.query<{ sha256: string }>(
-    'DELETE FROM request_bodies WHERE sha256 = ANY($1::text[]) RETURNING sha256',
-    [sha256s],
-  );
-  let removed = rows.length;
-  const gone = new Set(rows.map((r) => r.sha256));
-  for (const sha of sha256s) {
-    if (gone.has(sha)) continue;
+  const gone = new Set(await removeStoredBodies(source.sql, sha256s));
+  const rest = sha256s.filter((sha) => !gone.has(sha));
+  if (rest.length === 0 || (await legacyBodiesMoved(source.sql))) return gone.size;
+  let removed = gone.size;
+  for (const sha of rest) {
     const key = legacyBodyKey(sha);
     if ((await source.blobs.size(key)) === undefined) continue;
     await source.blobs.remove(key);
     removed++;
   }
+  // The move may have copied one into the table meanwhile; it checks the blob is still there after copying, so
+  // a copy made after this second delete is undone by the move itself.
+  await removeStoredBodies(source.sql, rest);
   return removed;
 }
 

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FsBlobStore } from '../../src/files/blob-store.ts';
 import { deleteExpiredBodies } from '../../src/requests/retention.ts';
 import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -239,9 +237,8 @@ describe('the request log: every request an event, read back through /v1/request
     const id = response.headers.get('x-request-id') as string;
     const before = await withBodies(id);
     expect(before.response_body).not.toBeNull();
-    const blobs = new FsBlobStore(join(gateway.env.GATEWAY_DATA_DIR as string, 'blobs'));
     // Two days on, with a retention of one day.
-    const deleted = await deleteExpiredBodies(gateway.runtime.database.pool, blobs, inDays(2), {
+    const deleted = await deleteExpiredBodies(gateway.runtime.database.pool, inDays(2), {
       days: 1,
       overrides: {},
     });
@@ -292,8 +289,7 @@ describe('the request log, per account', () => {
     const keptId = await ask(client, 'kept thirty days');
     await logged(briefId, brief.account.key);
     await withBodies(keptId);
-    const blobs = new FsBlobStore(join(gateway.env.GATEWAY_DATA_DIR as string, 'blobs'));
-    await deleteExpiredBodies(gateway.runtime.database.pool, blobs, inDays(2), {
+    await deleteExpiredBodies(gateway.runtime.database.pool, inDays(2), {
       days: 30,
       overrides: gateway.runtime.live.retentionOverrides(),
     });
