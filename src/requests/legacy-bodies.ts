@@ -5,7 +5,6 @@ import { requestsProjection } from '../../projections/requests/index.ts';
 import { LEGACY_MOVED, legacyBodiesMoved, legacyBodyKey, readLegacyBody } from '../billing/request-bodies.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { projectedUpTo } from '../projections/wait.ts';
-import { withLease } from '../replays/lease.ts';
 
 /** The hashes still to look for in the blob store; listed once, emptied batch by batch. */
 const TODO = `CREATE TABLE IF NOT EXISTS request_bodies_legacy (sha256 text PRIMARY KEY)`;
@@ -31,7 +30,6 @@ export interface LegacyMoveOptions {
   blobs: BlobStore;
   store: EventStore;
   signal?: AbortSignal;
-  log?: (line: string) => void;
   /** Hashes per batch; the default outside tests. */
   batch?: number;
 }
@@ -46,7 +44,7 @@ export interface LegacyMoveOptions {
 export async function moveLegacyBodies(options: LegacyMoveOptions): Promise<LegacyMove> {
   const result: LegacyMove = { done: false, moved: 0, unmatched: 0 };
   if (await legacyBodiesMoved(options.pool)) return { ...result, done: true };
-  await withLease(options.pool, 'request_bodies_legacy', options.log ?? (() => {}), async () => {
+  await whileLocked(options.pool, async () => {
     if (await legacyBodiesMoved(options.pool)) {
       result.done = true;
       return;
@@ -94,6 +92,37 @@ export async function moveLegacyBodies(options: LegacyMoveOptions): Promise<Lega
     result.done = true;
   });
   return result;
+}
+
+/**
+ * Runs `work` while this instance holds the move's advisory lock; does nothing when another instance holds it. The
+ * lock goes with its connection, so an instance that dies lets go.
+ */
+async function whileLocked(pool: pg.Pool, work: () => Promise<void>): Promise<void> {
+  const client = await pool.connect();
+  const ignore = () => {};
+  // A connection lost while locked fails the work's next query; the client is then discarded below.
+  client.on('error', ignore);
+  let broken: Error | undefined;
+  try {
+    const { rows } = await client.query<{ held: boolean }>(
+      `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.request_bodies_legacy')) AS held`,
+    );
+    if (!rows[0]?.held) return;
+    try {
+      await work();
+    } finally {
+      await client
+        .query(`SELECT pg_advisory_unlock(hashtext(current_schema() || '.request_bodies_legacy'))`)
+        .catch((error: Error) => {
+          broken = error;
+        });
+    }
+  } finally {
+    client.removeListener('error', ignore);
+    // A connection that could not unlock may still hold the lock: it is closed rather than pooled.
+    client.release(broken);
+  }
 }
 
 async function listed(pool: pg.Pool): Promise<boolean> {
