@@ -22,10 +22,12 @@ export interface TargetResult {
   memory: MemoryPeaks;
   /** The target's own process (the gateway's node without its PostgreSQL). */
   rootMemory: MemoryPeaks;
-  /** RSS of the target's tree (and its services) after start-up, before any load. */
+  /** RSS of the target's tree (and its services) at rest after start-up (BENCH_IDLE_SECONDS), before any load. */
   idleRssBytes: number;
-  /** RSS of the target's own process, before any load. */
+  /** RSS of the target's own process at rest after start-up, before any load. */
   idleRootRssBytes: number;
+  /** RSS of the target's own process 0.5 s after start-up. */
+  startedRootRssBytes?: number;
   /** An external PostgreSQL and Redis the target used, when it did. */
   servicesMemory?: MemoryPeaks;
   charges?: ChargeCheck;
@@ -212,12 +214,13 @@ export function printReport(result: BenchResult): void {
   );
   out.push(
     table(header('memory'), [
-      ['RSS before load', ...targets.map((t) => mb(t.idleRssBytes))],
+      ['RSS idle, before load', ...targets.map((t) => mb(t.idleRssBytes))],
       ['peak RSS (sum)', ...targets.map((t) => mb(t.memory?.peakRssBytes))],
       ['peak PSS (sum)', ...targets.map((t) => mb(t.memory?.peakPssBytes))],
       ['RSS at the end', ...targets.map((t) => mb(t.memory?.lastRssBytes))],
       ['processes', ...targets.map((t) => String(t.memory?.maxProcesses ?? '-'))],
-      ['node alone: before load', ...targets.map((t) => mb(t.idleRootRssBytes))],
+      ['node alone: just started', ...targets.map((t) => mb(t.startedRootRssBytes))],
+      ['node alone: idle', ...targets.map((t) => mb(t.idleRootRssBytes))],
       ['node alone: peak RSS', ...targets.map((t) => mb(t.rootMemory?.peakRssBytes))],
       ['+ ext. PG & Redis peak RSS', ...targets.map((t) => mb(t.servicesMemory?.peakRssBytes))],
     ]),

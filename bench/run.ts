@@ -56,6 +56,12 @@ export const settings = {
   upstreamLatencyMs: num('BENCH_UPSTREAM_LATENCY_MS', 0),
   streamChunkMs: num('BENCH_STREAM_CHUNK_MS', 0),
   chargeWaitSeconds: num('BENCH_CHARGE_WAIT_SECONDS', 120),
+  /**
+   * Rest after start-up before the idle memory is read. V8 gives back the young generation that start-up grew
+   * (16 MB a semi-space) only when its memory reducer runs, 8 s after the last full collection once allocation
+   * has stopped: 13-19 s after the gateway's start on this VM.
+   */
+  idleSeconds: num('BENCH_IDLE_SECONDS', 30),
   /** Each half of the routing step (model auto, then a named model, twice), on gateway targets; 0 skips it. */
   routingSeconds: num('BENCH_ROUTING_SECONDS', 2),
   /** Each part of the cache step (skip, miss, hit at 1 and 16 connections), on gateway targets; 0 skips it. */
@@ -247,8 +253,10 @@ async function main(): Promise<void> {
           'target/alone': target.pids,
           ...(target.servicePids && { services: target.servicePids }),
         });
-        // What the target holds before any load (after start-up, account set-up and 0.5 s of rest).
+        // What the target holds just after start-up (account set-up and 0.5 s of rest), then at rest.
         await sleep(0.5);
+        const started: Record<string, MemoryPeaks> = await sampler.peaks();
+        await sleep(settings.idleSeconds);
         const idle: Record<string, MemoryPeaks> = await sampler.peaks();
         const ledger = new Ledger(`b${runId}-${spec.id}-`);
         const servedBefore = await simulator.served();
@@ -276,6 +284,7 @@ async function main(): Promise<void> {
           servicesMemory: peaks.services,
           idleRssBytes: (idle.target?.lastRssBytes ?? 0) + (idle.services?.lastRssBytes ?? 0),
           idleRootRssBytes: idle['target/alone']?.lastRssBytes ?? 0,
+          startedRootRssBytes: started['target/alone']?.lastRssBytes ?? 0,
           charges,
           seconds: (performance.now() - t0) / 1000,
         });
