@@ -130,6 +130,8 @@ const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
 /** Rows in one INSERT: two parameters each, within PostgreSQL's 65,535. */
 const MAX_ROWS = 10_000;
+/** Pauses before each new attempt at a batch whose INSERT failed; after the last, its bodies are given up. */
+const RETRY_DELAYS_MS = [250, 1_000, 4_000];
 /** Hashes stored lately: the same body (a repeated prompt, an identical answer) is written once. */
 const RECENT = 10_000;
 
@@ -145,6 +147,8 @@ export class RequestBodies {
   private queuedBytes = 0;
   private writing = false;
   private skipped = 0;
+  /** Failed attempts in a row at the batch at the head of the queue. */
+  private failures = 0;
   private drained: (() => void)[] = [];
 
   constructor(
@@ -207,10 +211,25 @@ export class RequestBodies {
     this.queuedBytes -= bytes;
     this.writing = true;
     this.insert(batch)
-      .catch((error) => {
-        for (const { sha256 } of batch) this.recent.delete(sha256);
-        this.onError(error);
-      })
+      .then(
+        () => {
+          this.failures = 0;
+        },
+        async (error) => {
+          // The database away for a moment (a restart, a failover) must not cost every body of the batch: it
+          // goes back to the head of the queue and is tried again after a growing pause, up to RETRY_DELAYS_MS.
+          const delay = RETRY_DELAYS_MS[this.failures++];
+          if (delay === undefined) {
+            this.failures = 0;
+            for (const { sha256 } of batch) this.recent.delete(sha256);
+            this.onError(error);
+            return;
+          }
+          this.queue.unshift(...batch);
+          this.queuedBytes += bytes;
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        },
+      )
       .finally(() => {
         this.writing = false;
         this.pump();

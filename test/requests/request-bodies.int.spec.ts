@@ -48,6 +48,29 @@ describe('the request log’s body store', () => {
     for (const i of [0, 137, 499]) expect(await loggedBody(source(), hashes[i] as string)).toEqual(sent[i]);
   });
 
+  it('tries a failed INSERT again, so a database away for a moment loses no body', async () => {
+    let refusals = 2;
+    const errors: unknown[] = [];
+    const flaky = {
+      query: (text: string, values?: unknown[]) => {
+        if (text.includes('INSERT INTO request_bodies') && refusals-- > 0)
+          return Promise.reject(new Error('connection terminated'));
+        return database.pool.query(text, values);
+      },
+    } as unknown as typeof database.pool;
+    const writer = new RequestBodies(
+      flaky,
+      () => true,
+      (error) => errors.push(error),
+    );
+    const sent = Array.from({ length: 20 }, (_, i) => ({ id: `retry-${i}` }));
+    const hashes = sent.map((body) => writer.save(body, true) as string);
+    await writer.drain();
+    expect(refusals).toBeLessThan(0);
+    expect(errors).toEqual([]);
+    for (const [i, sha] of hashes.entries()) expect(await loggedBody(source(), sha)).toEqual(sent[i]);
+  });
+
   it('hashes but does not store a body the account does not keep', async () => {
     const sha = bodies.save({ secret: true }, false) as string;
     await bodies.drain();
