@@ -1,12 +1,8 @@
-import { createRequire } from 'node:module';
-import type * as IORedis from 'ioredis';
 import type { Redis } from 'ioredis';
 import { RequestRefused } from '../contracts/errors.ts';
+import { RequestPathRedis } from '../db/redis.ts';
 import type { CacheEntry, CacheStore, StoredVector } from './entry.ts';
 import { vectorBytes, vectorOf } from './entry.ts';
-
-// Required when Redis is configured: a gateway without it never loads the client.
-const require = createRequire(import.meta.url);
 
 const PREFIX = 'gw:cache:';
 const COMMAND_TIMEOUT_MS = 1000;
@@ -18,17 +14,12 @@ const glob = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
  * (its index is the sequence an instance reads from), and a generation per account that a purge raises.
  */
 export class RedisCacheStore implements CacheStore {
+  private readonly connection: RequestPathRedis;
   private readonly redis: Redis;
-  private connectedOnce = false;
 
   constructor(url: string) {
-    const { Redis: Client } = require('ioredis') as typeof IORedis;
-    this.redis = new Client(url, { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS });
-    // Failures surface on the commands; the cache then answers as a miss.
-    this.redis.on('error', () => {});
-    this.redis.once('ready', () => {
-      this.connectedOnce = true;
-    });
+    this.connection = new RequestPathRedis(url, COMMAND_TIMEOUT_MS);
+    this.redis = this.connection.client;
   }
 
   /**
@@ -36,8 +27,8 @@ export class RedisCacheStore implements CacheStore {
    * rather than after the client's reconnect attempts, as the rate limiter does.
    */
   private ready(): void {
-    if (this.connectedOnce && this.redis.status !== 'ready')
-      throw new RequestRefused('unavailable', `The response cache's Redis is ${this.redis.status}`);
+    const away = this.connection.unavailable();
+    if (away) throw new RequestRefused('unavailable', `The response cache's Redis is ${away}`);
   }
 
   private entryKey = (scope: string, key: string) => `${PREFIX}e:${scope}:${key}`;
@@ -140,7 +131,7 @@ export class RedisCacheStore implements CacheStore {
   // Redis expires entries itself; a vector list expires with its newest member.
   async sweep(): Promise<void> {}
 
-  async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+  close(): Promise<void> {
+    return this.connection.close();
   }
 }

@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
-import type * as IORedis from 'ioredis';
 import type { Redis } from 'ioredis';
+import { RequestPathRedis } from '../db/redis.ts';
 import {
   bucketCapacity,
   decision,
@@ -11,9 +10,6 @@ import {
   refusesAll,
   TOKEN_EPSILON,
 } from './rate-limiter.ts';
-
-// Required when Redis is configured: a gateway without it never loads the client.
-const require = createRequire(import.meta.url);
 
 /**
  * KEYS[1] bucket hash {tokens, ts (µs)}; ARGV rate per minute, capacity, TTL ms.
@@ -66,23 +62,15 @@ interface TakeCommand {
 
 /** Buckets in Redis, shared by every gateway instance pointing at the same Redis and prefix. */
 export class RedisRateLimiter implements RateLimiter {
+  private readonly connection: RequestPathRedis;
   private readonly redis: Redis;
-  private connectedOnce = false;
 
   constructor(
     url: string,
     private readonly keyPrefix = 'gw:rl:',
   ) {
-    // A take waits on the request path, so a Redis that is away must fail it at once (the caller lets the
-    // request through) rather than after the client's reconnect attempts, which took 1.5 to 3 s a request.
-    // commandTimeout bounds a Redis that is connected but does not answer.
-    const { Redis: Client } = require('ioredis') as typeof IORedis;
-    this.redis = new Client(url, { maxRetriesPerRequest: 2, commandTimeout: COMMAND_TIMEOUT_MS });
-    // Failures reach callers as rejected takes; unhandled, each reconnect attempt would also be logged.
-    this.redis.on('error', () => {});
-    this.redis.once('ready', () => {
-      this.connectedOnce = true;
-    });
+    this.connection = new RequestPathRedis(url, COMMAND_TIMEOUT_MS);
+    this.redis = this.connection.client;
     // defineCommand runs EVALSHA and falls back to EVAL when the server lacks the script.
     this.redis.defineCommand('gwRateLimitTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   }
@@ -91,7 +79,8 @@ export class RedisRateLimiter implements RateLimiter {
     if (refusesAll(ratePerMinute)) return refusedForRate();
     // Before the first connection, takes queue (the gateway has just started); after it, a lost connection is
     // not waited for.
-    if (this.connectedOnce && this.redis.status !== 'ready') throw new Error(`Redis is ${this.redis.status}`);
+    const away = this.connection.unavailable();
+    if (away) throw new Error(`Redis is ${away}`);
     const ttlMs = Math.ceil(fullRefillMs(ratePerMinute)) + EXPIRY_MARGIN_MS;
     const [allowed, remaining, retryMs] = await (this.redis as unknown as TakeCommand).gwRateLimitTake(
       this.keyPrefix + bucket,
@@ -106,7 +95,7 @@ export class RedisRateLimiter implements RateLimiter {
     await this.redis.ping();
   }
 
-  async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+  close(): Promise<void> {
+    return this.connection.close();
   }
 }
