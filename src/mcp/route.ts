@@ -44,11 +44,16 @@ export function mcpRoutes(deps: McpRouteDeps) {
       return { sdk, handler };
     };
     const mcp = () => {
-      loading ??= load();
+      // A failed load (a file unreadable for a moment) is not kept: the next request tries again.
+      loading ??= load().catch((error: unknown) => {
+        loading = undefined;
+        throw error;
+      });
       return loading;
     };
     app.addHook('onClose', async () => {
-      if (loading) await (await loading).handler.close();
+      const loaded = await loading?.catch(() => undefined);
+      if (loaded) await loaded.handler.close();
     });
 
     // The SDK reads the body itself (and answers a bad one in JSON-RPC): take every body as bytes.
