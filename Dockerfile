@@ -22,12 +22,9 @@ RUN npm ci --omit=dev
 COPY --chown=node:node . .
 COPY --chown=node:node --from=build /app/dist ./dist
 
-# glibc returns freed memory above 128 KB to the system instead of letting the threshold grow to tens of MB
-# (docs/performance.md, "Memory"); `npm start` sets the same.
 ENV HOST=0.0.0.0 \
     PORT=8080 \
-    GATEWAY_DATA_DIR=/data \
-    GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072
+    GATEWAY_DATA_DIR=/data
 EXPOSE 8080
 
 # The compiled gateway, without npm and sh in between: they do not pass SIGTERM on, and the gateway needs it to

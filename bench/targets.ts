@@ -132,15 +132,6 @@ interface GatewayProcess {
   keys: string[];
 }
 
-/** The variables package.json's start script sets before it runs node (`NAME=${NAME:-value}`, kept if already set). */
-async function startScriptEnv(): Promise<Record<string, string>> {
-  const script = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
-  const env: Record<string, string> = {};
-  for (const [, name, value] of script.matchAll(/(\w+)=\$\{\w+:-([^}]*)\}/g))
-    if (name && value !== undefined) env[name] = process.env[name] ?? value;
-  return env;
-}
-
 /**
  * Starts the gateway as `npm start` does (`node scripts/start.mjs`) and gives it accounts (BENCH_ACCOUNTS, default 1) with ample credit
  * and no practical rate limit; requests take their keys in turn.
@@ -154,13 +145,11 @@ async function startGatewayProcess(
   const port = await freePort();
   // BENCH_GATEWAY_NODE_ARGS: extra flags for the gateway's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const extraArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  // What `npm start` runs: the compiled gateway, built first when the sources are newer than dist/, with the
-  // environment its script sets.
+  // What `npm start` runs: the compiled gateway, built first when the sources are newer than dist/.
   const child = spawnChild(process.execPath, [...extraArgs, join(ROOT, 'scripts/start.mjs')], {
     cwd: ROOT,
     env: {
       ...process.env,
-      ...(await startScriptEnv()),
       PORT: String(port),
       HOST: '127.0.0.1',
       GATEWAY_DATA_DIR: dataDir,
