@@ -129,9 +129,15 @@ export class StreamWriter<State, Command, Event> {
   }
 
   private async decideAndAppend(stream: string, batch: Pending<State, Command, Event>[]): Promise<void> {
-    let reloadedForDuplicate = false;
+    // The last clash of once-only ids, and the revision of the state it was decided on. A clash means another
+    // writer stored that event first: the stream read again holds it, so the next decision does not repeat it,
+    // but may reach the next once-only event (a budget's next threshold) that a third writer stores meanwhile, so
+    // this batch decides again as long as the stream moves. Read again unmoved, it is a real reuse of an id.
+    let clash: { revision: number; error: DuplicateEventIdError } | undefined;
+    let reloadedForExisting = false;
     for (let attempt = 1; ; attempt++) {
       const start = this.known.get(stream) ?? (await this.load(stream));
+      if (clash && start.revision === clash.revision) throw clash.error;
       let state = start.state;
       const events: NewEvent[] = [];
       const outcomes: ({ ok: true; decision: Decision<State, Event> } | { ok: false; error: unknown })[] = [];
@@ -154,9 +160,9 @@ export class StreamWriter<State, Command, Event> {
           const result = await this.store.append(stream, events, expected);
           // Another writer stored these very events (once-only ids) after this one read the stream: they are not
           // this batch's doing. Decide again on the stream as it now is, as for a clash of ids below.
-          if (result.existing && !reloadedForDuplicate) {
+          if (result.existing && !reloadedForExisting) {
             this.known.delete(stream);
-            reloadedForDuplicate = true;
+            reloadedForExisting = true;
             continue;
           }
           this.remember(stream, { state, revision: result.nextRevision });
@@ -166,10 +172,9 @@ export class StreamWriter<State, Command, Event> {
         this.known.delete(stream);
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
         // Another process may have appended the same once-only event (its id derives from what it is about) while
-        // this writer's state was stale: decide once more on the stream as it now is. A clash that survives a
-        // fresh state is a real reuse of an id.
-        if (error instanceof DuplicateEventIdError && !reloadedForDuplicate) {
-          reloadedForDuplicate = true;
+        // this writer's state was stale: decide again on the stream as it now is.
+        if (error instanceof DuplicateEventIdError && attempt < MAX_ATTEMPTS) {
+          clash = { revision: start.revision, error };
           continue;
         }
         throw error;

@@ -4,7 +4,7 @@ import { DomainError } from '../../commands/errors.ts';
 import { StreamWriter } from '../../commands/stream-writer.ts';
 import type { NewEvent } from '../../events/envelope.ts';
 import { deterministicEventId } from '../../events/index.ts';
-import { UnstorableEventError } from '../../events/store.ts';
+import { DuplicateEventIdError, UnstorableEventError } from '../../events/store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { testDatabase } from '../support/database.ts';
@@ -67,6 +67,68 @@ describe('stream writers of two instances over one store', () => {
     ]);
   });
 
+  it('decide again as often as other instances store once-only events first, each a different one', async () => {
+    // Notices at the second and at the third addition, each once (deterministic ids), as a budget's thresholds.
+    type Tiered = { type: 'Added' } | { type: 'Noticed2' } | { type: 'Noticed3' };
+    const tiered = (on: PostgresEventStore) =>
+      new StreamWriter<{ added: number; noticed: string[] }, 'Add', Tiered>(on, {
+        initialState: () => ({ added: 0, noticed: [] }),
+        evolve: (state, event) =>
+          event.type === 'Added'
+            ? { ...state, added: state.added + 1 }
+            : { ...state, noticed: [...state.noticed, event.type] },
+        decide: (_command, state) => {
+          const events: Tiered[] = [{ type: 'Added' }];
+          for (const [at, type] of [
+            [2, 'Noticed2'],
+            [3, 'Noticed3'],
+          ] as const)
+            if (state.added + 1 >= at && !state.noticed.includes(type)) events.push({ type });
+          return events;
+        },
+        parse: (stored) => ({ type: stored.type }) as Tiered,
+        serialize: (event, _command, stream) => ({
+          id: event.type === 'Added' ? randomUUID() : deterministicEventId(`${stream}/${event.type}`),
+          type: event.type,
+          data: {},
+          metadata: { schemaVersion: 1 },
+        }),
+      });
+    const stream = `writer-${randomUUID()}`;
+    const b = tiered(store);
+    const c = tiered(store);
+    // a's second reload of the stream is overtaken by c, which stores the next notice before a appends again.
+    let reads = 0;
+    const overtaken = new Proxy(store, {
+      get(target, property) {
+        if (property === 'readStream')
+          return async (...args: Parameters<PostgresEventStore['readStream']>) => {
+            const page = await target.readStream(...args);
+            if (++reads === 2) await c.submit(stream, 'Add');
+            return page;
+          };
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const a = tiered(overtaken);
+    await a.submit(stream, 'Add'); // a knows one addition
+    await b.submit(stream, 'Add'); // the second, and its notice
+    // a: the second addition and its notice (stored by b), then on the reloaded stream the third addition and
+    // its notice (stored by c meanwhile), then the fourth alone.
+    const decision = await a.submit(stream, 'Add');
+    expect(decision.events).toEqual([{ type: 'Added' }]);
+    expect(decision.state).toEqual({ added: 4, noticed: ['Noticed2', 'Noticed3'] });
+    expect((await store.readStream(stream)).map((e) => e.type)).toEqual([
+      'Added',
+      'Added',
+      'Noticed2',
+      'Added',
+      'Noticed3',
+      'Added',
+    ]);
+  });
+
   it('do not claim an event the other instance stored first under the same once-only id', async () => {
     // A payment's credit: its id derives from the reference, so two instances deciding it on the same state append
     // the very same event. The store keeps one; only the writer whose append stored it may report it as its own.
@@ -100,6 +162,33 @@ describe('stream writers of two instances over one store', () => {
       'first',
       'paid',
     ]);
+  });
+
+  it('refuse a real reuse of an id, after reading the stream once more, rather than deciding again for ever', async () => {
+    const taken = randomUUID();
+    await store.append(
+      `elsewhere-${randomUUID()}`,
+      [{ id: taken, type: 'Taken', data: {}, metadata: { schemaVersion: 1 } }],
+      'any',
+    );
+    const reads: string[] = [];
+    const counting = Object.create(store) as PostgresEventStore;
+    counting.readStream = (stream, options) => {
+      reads.push(stream);
+      return store.readStream(stream, options);
+    };
+    // Every decision gives its event the id another stream holds.
+    const reusing = new StreamWriter<number, 'Add', { type: 'Added' }>(counting, {
+      initialState: () => 0,
+      evolve: (state) => state + 1,
+      decide: () => [{ type: 'Added' }],
+      parse: () => ({ type: 'Added' }),
+      serialize: (event) => ({ id: taken, type: event.type, data: {}, metadata: { schemaVersion: 1 } }),
+    });
+    await expect(reusing.submit(`writer-${randomUUID()}`, 'Add')).rejects.toBeInstanceOf(
+      DuplicateEventIdError,
+    );
+    expect(reads).toHaveLength(2);
   });
 });
 
