@@ -13,6 +13,7 @@ import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { completionId } from '../chat/service.ts';
 import type { DescribeError } from '../contracts/errors.ts';
+import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { type FilesService, fileBlobKey } from '../files/service.ts';
 import type { EmbeddingsRequest } from '../modalities/embeddings/request.ts';
@@ -20,7 +21,6 @@ import { createEmbeddings } from '../modalities/embeddings/service.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { concludeBatch } from './conclude.ts';
 import { inputLines, parseInputLine, validateInput } from './input.ts';
-import { withBatchLease } from './lease.ts';
 import { keptBody, lineRequestId } from './output.ts';
 import { recordLine } from './record-line.ts';
 import { type BatchSettings, gatewayLineDiscount, lineModel, servedByBatchApi } from './settings.ts';
@@ -105,7 +105,15 @@ export class BatchWorker {
         // Batches waiting on an upstream batch stay due for hours; enough are taken that new ones still start.
         for (const batchId of await dueBatches(this.options.pool, 500)) {
           if (signal.aborted) return;
-          await withBatchLease(this.options.pool, batchId, this.options.log, () => this.work(batchId));
+          // The lock goes with the session: after a lost connection the next pass takes the batch again from
+          // its recorded lines.
+          await withAdvisoryLock(
+            this.options.pool,
+            `batch.${batchId}`,
+            (message, error) =>
+              this.options.log(error === undefined ? message : `${message}: ${String(error)}`),
+            () => this.work(batchId),
+          );
         }
       } catch (error) {
         this.options.log(`batch worker failed: ${String(error)}`);

@@ -13,8 +13,8 @@ import type { Spending } from '../billing/spending.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import type { DescribeError } from '../contracts/errors.ts';
+import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import { projectedUpTo } from '../projections/wait.ts';
-import { withLease } from '../replays/lease.ts';
 import { outputText } from '../replays/source.ts';
 import type { LoggedSource, RequestLogReader } from '../replays/types.ts';
 import { type AskModel, type ChatMessage, grade } from './grade.ts';
@@ -109,7 +109,7 @@ export class EvalWorker {
       try {
         for (const evalId of await dueEvals(this.options.pool, 20)) {
           if (signal.aborted) return;
-          await withLease(
+          await withAdvisoryLock(
             this.options.pool,
             `eval.${evalId}`,
             (message, error) =>

@@ -7,8 +7,8 @@ import { type ReplayEvent, type ReplayRequested, replayStream } from '../../even
 import type { RequestRecord } from '../../events/request.ts';
 import { type EventStore, START } from '../../events/store.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
+import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import { score } from './judge.ts';
-import { withLease } from './lease.ts';
 import { asChatRequest, askedText, isReplayable, isSingleTurn, outputText } from './source.ts';
 import { type RequestLogReader, SHADOW_DEFAULTS } from './types.ts';
 
@@ -135,7 +135,7 @@ export class ShadowWorker {
       const next = this.queue.shift() as (typeof this.queue)[number];
       this.running += 1;
       const { shadow, record, k } = next;
-      withLease(this.deps.pool, `shadow.${shadow.replayId}.${k}`, this.deps.report, () =>
+      withAdvisoryLock(this.deps.pool, `shadow.${shadow.replayId}.${k}`, this.deps.report, () =>
         this.mirror(shadow, record, k),
       )
         .catch((error) => this.deps.report(`shadow ${next.shadow.replayId}: mirroring failed`, error))

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { EventStore } from '../../events/store.ts';
 import { requestsProjection } from '../../projections/requests/index.ts';
 import { LEGACY_MOVED, legacyBodiesMoved, legacyBodyKey, readLegacyBody } from '../billing/request-bodies.ts';
+import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 
@@ -44,17 +45,22 @@ export interface LegacyMoveOptions {
 export async function moveLegacyBodies(options: LegacyMoveOptions): Promise<LegacyMove> {
   const result: LegacyMove = { done: false, moved: 0, unmatched: 0 };
   if (await legacyBodiesMoved(options.pool)) return { ...result, done: true };
-  await whileLocked(options.pool, async () => {
-    if (await legacyBodiesMoved(options.pool)) {
-      result.done = true;
-      return;
-    }
-    await options.pool.query(TODO);
-    if (!(await listed(options.pool))) {
-      // Every request of earlier versions must be in the read model first, or its body would be left behind.
-      if (!(await requestLogCaughtUp(options.pool, options.store))) return;
-      await options.pool.query(
-        `WITH listed AS (
+  // One instance moves at a time; a lost connection fails the move's next query, which the caller reports.
+  await withAdvisoryLock(
+    options.pool,
+    'request_bodies_legacy',
+    () => {},
+    async () => {
+      if (await legacyBodiesMoved(options.pool)) {
+        result.done = true;
+        return;
+      }
+      await options.pool.query(TODO);
+      if (!(await listed(options.pool))) {
+        // Every request of earlier versions must be in the read model first, or its body would be left behind.
+        if (!(await requestLogCaughtUp(options.pool, options.store))) return;
+        await options.pool.query(
+          `WITH listed AS (
            INSERT INTO request_bodies_legacy (sha256)
            SELECT sha FROM (
              SELECT request_sha256 AS sha FROM request_log WHERE request_sha256 IS NOT NULL AND bodies_kept
@@ -67,62 +73,36 @@ export async function moveLegacyBodies(options: LegacyMoveOptions): Promise<Lega
          )
          INSERT INTO request_bodies_meta (key, value) SELECT $1, count(*)::text FROM listed
          ON CONFLICT (key) DO NOTHING`,
-        [LISTED],
-      );
-    }
-    for (;;) {
-      if (options.signal?.aborted) return;
-      const { rows } = await options.pool.query<{ sha256: string }>(
-        'SELECT sha256 FROM request_bodies_legacy ORDER BY sha256 LIMIT $1',
-        [options.batch ?? BATCH],
-      );
-      if (rows.length === 0) break;
-      const hashes = rows.map((r) => r.sha256);
-      for (let i = 0; i < hashes.length; i += PARALLEL) {
-        const outcomes = await Promise.all(hashes.slice(i, i + PARALLEL).map((sha) => moveOne(options, sha)));
-        for (const outcome of outcomes) if (outcome !== 'absent') result[outcome]++;
+          [LISTED],
+        );
       }
-      await options.pool.query('DELETE FROM request_bodies_legacy WHERE sha256 = ANY($1::text[])', [hashes]);
-    }
-    await options.pool.query(
-      `INSERT INTO request_bodies_meta (key, value) VALUES ($1, now()::text) ON CONFLICT (key) DO NOTHING`,
-      [LEGACY_MOVED],
-    );
-    await options.pool.query('DROP TABLE IF EXISTS request_bodies_legacy');
-    result.done = true;
-  });
+      for (;;) {
+        if (options.signal?.aborted) return;
+        const { rows } = await options.pool.query<{ sha256: string }>(
+          'SELECT sha256 FROM request_bodies_legacy ORDER BY sha256 LIMIT $1',
+          [options.batch ?? BATCH],
+        );
+        if (rows.length === 0) break;
+        const hashes = rows.map((r) => r.sha256);
+        for (let i = 0; i < hashes.length; i += PARALLEL) {
+          const outcomes = await Promise.all(
+            hashes.slice(i, i + PARALLEL).map((sha) => moveOne(options, sha)),
+          );
+          for (const outcome of outcomes) if (outcome !== 'absent') result[outcome]++;
+        }
+        await options.pool.query('DELETE FROM request_bodies_legacy WHERE sha256 = ANY($1::text[])', [
+          hashes,
+        ]);
+      }
+      await options.pool.query(
+        `INSERT INTO request_bodies_meta (key, value) VALUES ($1, now()::text) ON CONFLICT (key) DO NOTHING`,
+        [LEGACY_MOVED],
+      );
+      await options.pool.query('DROP TABLE IF EXISTS request_bodies_legacy');
+      result.done = true;
+    },
+  );
   return result;
-}
-
-/**
- * Runs `work` while this instance holds the move's advisory lock; does nothing when another instance holds it. The
- * lock goes with its connection, so an instance that dies lets go.
- */
-async function whileLocked(pool: pg.Pool, work: () => Promise<void>): Promise<void> {
-  const client = await pool.connect();
-  const ignore = () => {};
-  // A connection lost while locked fails the work's next query; the client is then discarded below.
-  client.on('error', ignore);
-  let broken: Error | undefined;
-  try {
-    const { rows } = await client.query<{ held: boolean }>(
-      `SELECT pg_try_advisory_lock(hashtext(current_schema() || '.request_bodies_legacy')) AS held`,
-    );
-    if (!rows[0]?.held) return;
-    try {
-      await work();
-    } finally {
-      await client
-        .query(`SELECT pg_advisory_unlock(hashtext(current_schema() || '.request_bodies_legacy'))`)
-        .catch((error: Error) => {
-          broken = error;
-        });
-    }
-  } finally {
-    client.removeListener('error', ignore);
-    // A connection that could not unlock may still hold the lock: it is closed rather than pooled.
-    client.release(broken);
-  }
 }
 
 async function listed(pool: pg.Pool): Promise<boolean> {
