@@ -1,5 +1,5 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { boundedPieces, countBounded, o200k, PLAIN_TEXT, tokenUpperBound } from './bpe.ts';
+import { boundedPieces, countBounded, o200k, tokenUpperBound } from './bpe.ts';
 
 export type ChatMessageLike = { role: string; content?: unknown; name?: string; tool_calls?: unknown };
 
@@ -212,26 +212,20 @@ export function truncateToTokens(
   maxTokens: number,
 ): { text: string; tokens: number; truncated: boolean } {
   const limit = Number.isNaN(maxTokens) ? 0 : Math.max(0, Math.floor(maxTokens));
-  const { encode, decode } = o200k();
+  const tokenizer = o200k();
   const tokens: number[] = [];
   let consumed = 0;
   for (const piece of boundedPieces(text)) {
-    for (const token of encode(piece, PLAIN_TEXT)) tokens.push(token);
+    tokenizer.encode(piece, tokens);
     consumed += piece.length;
     if (tokens.length > limit) break;
   }
   if (consumed === text.length && tokens.length <= limit)
     return { text, tokens: tokens.length, truncated: false };
-  // gpt-tokenizer 4.0 decodes through one shared streaming TextDecoder that is never flushed, so
-  // decoding a prefix that ends inside a character leaks its stray bytes into the next decode as
-  // U+FFFD. Decoding the remainder instead always ends cleanly; a cut inside a character shows up
-  // as a remainder that is not a suffix of the whole, and we back off (a code point spans at most
-  // four tokens).
-  const whole = decode(tokens);
+  // Text re-tokenized can merge differently at the cut, so the prefix is counted again and the cut moved back
+  // until it fits (a character spans at most four tokens).
   for (let cut = Math.min(limit, tokens.length); cut > 0; cut--) {
-    const rest = decode(tokens.slice(cut));
-    if (!whole.endsWith(rest)) continue;
-    const prefix = whole.slice(0, whole.length - rest.length);
+    const prefix = tokenizer.decodeWhole(tokens.slice(0, cut));
     const count = countBounded(prefix);
     if (count <= limit) return { text: prefix, tokens: count, truncated: true };
   }
