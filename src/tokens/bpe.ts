@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { RankTable } from './ranks.ts';
 
@@ -16,8 +15,8 @@ export function o200k(): Encoder {
     const { O200K_TOKEN_SPLIT_REGEX } = require('gpt-tokenizer/encodingParams/constants') as {
       O200K_TOKEN_SPLIT_REGEX: RegExp;
     };
-    const file = readFileSync(require.resolve('gpt-tokenizer/data/o200k_base.tiktoken'));
-    encoder = new Encoder(RankTable.fromTiktoken(file), O200K_TOKEN_SPLIT_REGEX);
+    const table = RankTable.fromTiktoken(require.resolve('gpt-tokenizer/data/o200k_base.tiktoken'));
+    encoder = new Encoder(table, O200K_TOKEN_SPLIT_REGEX);
   }
   return encoder;
 }

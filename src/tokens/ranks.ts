@@ -1,3 +1,5 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+
 /**
  * A BPE rank table packed into three typed arrays: every token's bytes one after another in rank order, where
  * each rank's bytes start, and an open-addressing hash from bytes to rank. o200k's 200,000 tokens take 4.2 MB
@@ -11,30 +13,31 @@ export class RankTable {
     private readonly slots: Int32Array,
   ) {}
 
-  /** The table of a `.tiktoken` file: a base64 token and its rank a line, ranks ascending from 0. */
-  static fromTiktoken(file: Buffer): RankTable {
-    const text = file.toString('latin1');
-    // Decoded base64 is shorter than its text, so the file's length bounds the bytes of all the tokens.
-    const scratch = Buffer.allocUnsafeSlow(file.length);
-    const starts: number[] = [];
-    let written = 0;
-    for (let from = 0; from < text.length; ) {
-      const space = text.indexOf(' ', from);
-      if (space === -1) break;
-      let end = text.indexOf('\n', space);
-      if (end === -1) end = text.length;
-      const rank = Number(text.slice(space + 1, end));
-      if (!Number.isInteger(rank) || rank < starts.length)
-        throw new Error(`rank table: bad rank at byte ${from}`);
-      // A rank the file skips is kept as an empty token, which no lookup finds.
-      while (starts.length <= rank) starts.push(written);
-      written += scratch.write(text.slice(from, space), written, 'base64');
-      from = end + 1;
+  /**
+   * The table of a `.tiktoken` file (a base64 token and its rank a line, ranks ascending from 0), read twice in
+   * small blocks: once to size the arrays, once to fill them. A buffer of the whole file, freed after, would leave
+   * glibc keeping several MB of freed C heap for the life of the process (it raises its thresholds for handing
+   * memory back to the largest block freed).
+   */
+  static fromTiktoken(path: string): RankTable {
+    let ranks = 0;
+    let total = 0;
+    for (const { token, rank } of entries(path)) {
+      if (rank < ranks) throw new Error(`rank table: rank ${rank} out of order in ${path}`);
+      ranks = rank + 1;
+      total += Buffer.byteLength(token, 'base64');
     }
-    starts.push(written);
-    const bytes = new Uint8Array(written);
-    bytes.set(scratch.subarray(0, written));
-    return new RankTable(bytes, Uint32Array.from(starts), hashed(bytes, starts));
+    const bytes = Buffer.alloc(total);
+    // A rank the file skips is kept as an empty token, which no lookup finds.
+    const starts = new Uint32Array(ranks + 1);
+    let next = 0;
+    let written = 0;
+    for (const { token, rank } of entries(path)) {
+      while (next <= rank) starts[next++] = written;
+      written += bytes.write(token, written, 'base64');
+    }
+    starts[ranks] = written;
+    return new RankTable(bytes, starts, hashed(bytes, starts));
   }
 
   /** How many ranks the table has. */
@@ -67,7 +70,7 @@ export class RankTable {
 }
 
 /** Slots for every non-empty rank, at most half full so probes stay short. */
-function hashed(bytes: Uint8Array, starts: number[]): Int32Array {
+function hashed(bytes: Uint8Array, starts: Uint32Array): Int32Array {
   let capacity = 1;
   while (capacity < starts.length * 2) capacity *= 2;
   const slots = new Int32Array(capacity);
@@ -88,4 +91,34 @@ function hash(bytes: Uint8Array, from: number, to: number): number {
   let h = 0x811c9dc5;
   for (let i = from; i < to; i++) h = Math.imul(h ^ (bytes[i] as number), 0x01000193);
   return h >>> 0;
+}
+
+const BLOCK = 64 * 1024;
+
+/** The lines of a `.tiktoken` file as base64 token and rank. */
+function* entries(path: string): Generator<{ token: string; rank: number }> {
+  const fd = openSync(path, 'r');
+  const block = Buffer.allocUnsafeSlow(BLOCK);
+  let carry = '';
+  try {
+    for (let read = readSync(fd, block); read > 0; read = readSync(fd, block)) {
+      const text = carry + block.toString('latin1', 0, read);
+      let from = 0;
+      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', from)) {
+        if (end > from) yield entry(text.slice(from, end), path);
+        from = end + 1;
+      }
+      carry = text.slice(from);
+    }
+    if (carry.trim() !== '') yield entry(carry, path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function entry(line: string, path: string): { token: string; rank: number } {
+  const space = line.indexOf(' ');
+  const rank = Number(line.slice(space + 1));
+  if (space <= 0 || !Number.isInteger(rank) || rank < 0) throw new Error(`rank table: bad line in ${path}`);
+  return { token: line.slice(0, space), rank };
 }
