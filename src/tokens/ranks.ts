@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 
 /**
  * A BPE rank table packed into three typed arrays: every token's bytes one after another in rank order, where
- * each rank's bytes start, and an open-addressing hash from bytes to rank. o200k's 200,000 tokens take 4.2 MB
+ * each rank's bytes start, and an open-addressing hash from bytes to rank. o200k's 200,000 tokens take about 4 MB
  * here; as the JavaScript strings and `Map` a general tokenizer library builds they held about 14.5 MB of heap
  * and 18.5 MB of the idle gateway's RSS, because a count needs only the bytes-to-rank direction.
  */
