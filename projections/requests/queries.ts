@@ -146,6 +146,8 @@ export async function expiredBodies(
   defaultDays: number,
   days: Record<string, number>,
   limit: number,
+  /** Bodies stored (or sent again) within this PostgreSQL interval before `now` are left alone. */
+  grace = '0 seconds',
 ): Promise<string[]> {
   const { rows } = await sql.query<{ sha: string }>(
     `SELECT sha FROM (
@@ -156,11 +158,12 @@ export async function expiredBodies(
          WHERE response_sha256 IS NOT NULL AND bodies_kept
      ) AS bodies
      -- By hash, so every reference of a hash still stored is kept in its group and counted.
-     WHERE EXISTS (SELECT 1 FROM request_bodies WHERE request_bodies.sha256 = bodies.sha)
+     WHERE EXISTS (SELECT 1 FROM request_bodies
+                   WHERE request_bodies.sha256 = bodies.sha AND request_bodies.stored_at < $1::timestamptz - $5::interval)
      GROUP BY sha
      HAVING max(created_at + make_interval(days => COALESCE(($3::jsonb ->> account_id)::int, $2))) < $1
      LIMIT $4`,
-    [now, defaultDays, JSON.stringify(days), limit],
+    [now, defaultDays, JSON.stringify(days), limit, grace],
   );
   return rows.map((r) => r.sha);
 }

@@ -30,6 +30,8 @@ export const LEGACY_MOVED = 'legacy_bodies_moved';
 export interface BodySource {
   sql: Sql;
   blobs: BlobStore;
+  /** Told the hashes this process deletes, so that the next request with one of those bodies stores it again. */
+  forget?: (sha256s: readonly string[]) => void;
 }
 
 /** Where a body written by earlier versions is kept: a gzipped blob, content-addressed. */
@@ -105,9 +107,28 @@ export async function removeStoredBodies(sql: Sql, sha256s: readonly string[]): 
   return rows.map((r) => r.sha256);
 }
 
+/**
+ * Deletes these bodies from the table unless one was stored or sent again within STORED_GRACE before `now`: the
+ * check is in the DELETE itself, so a body sent again after retention chose it is kept.
+ */
+export async function removeUnrenewedBodies(
+  sql: Sql,
+  sha256s: readonly string[],
+  now: Date,
+): Promise<string[]> {
+  if (sha256s.length === 0) return [];
+  const { rows } = await sql.query<{ sha256: string }>(
+    `DELETE FROM request_bodies WHERE sha256 = ANY($1::text[]) AND stored_at < $2::timestamptz - $3::interval
+     RETURNING sha256`,
+    [sha256s, now, STORED_GRACE],
+  );
+  return rows.map((r) => r.sha256);
+}
+
 /** Deletes the bodies with these hashes, wherever they are kept; returns how many there were. */
 export async function removeBodies(source: BodySource, sha256s: readonly string[]): Promise<number> {
   if (sha256s.length === 0) return 0;
+  source.forget?.(sha256s);
   const gone = new Set(await removeStoredBodies(source.sql, sha256s));
   const rest = sha256s.filter((sha) => !gone.has(sha));
   if (rest.length === 0 || (await legacyBodiesMoved(source.sql))) return gone.size;
@@ -132,8 +153,20 @@ const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
 const MAX_ROWS = 10_000;
 /** Pauses before each new attempt at a batch whose INSERT failed; after the last, its bodies are given up. */
 const RETRY_DELAYS_MS = [250, 1_000, 4_000];
-/** Hashes stored lately: the same body (a repeated prompt, an identical answer) is written once. */
+/**
+ * Hashes sent to the table lately: the same body (a repeated prompt, an identical answer) is sent at most once
+ * in RECENT_MS, by each instance. The time bound is what lets a body deleted elsewhere (by another instance's
+ * `DELETE /v1/responses`) be stored again by the next request that carries it, RECENT_MS later at the latest;
+ * deletions in this process are forgotten at once (`forget`).
+ */
 const RECENT = 10_000;
+const RECENT_MS = 60_000;
+/**
+ * Sending a body again marks it as stored now (`stored_at`), at most once a minute, and retention leaves alone
+ * what was stored within STORED_GRACE: a request whose body is identical to an expired one's, which the request
+ * log has not shown yet, keeps its body (`projections/requests/queries.ts`, `expiredBodies`).
+ */
+export const STORED_GRACE = '1 hour';
 
 /**
  * Stores bodies in the background: the answer never waits for them. One INSERT is in flight at a time and takes
@@ -142,7 +175,8 @@ const RECENT = 10_000;
  * missing, never wrong.
  */
 export class RequestBodies {
-  private readonly recent = new Set<string>();
+  /** Hash -> when it was last sent to the table (ms), oldest first. */
+  private readonly recent = new Map<string, number>();
   private queue: { sha256: string; json: string }[] = [];
   private queuedBytes = 0;
   private writing = false;
@@ -166,13 +200,15 @@ export class RequestBodies {
   save(body: unknown, keep: boolean): string | null {
     if (body === undefined) return null;
     const { json, sha256 } = bodyJson(body);
-    if (keep && !this.recent.has(sha256)) {
+    const now = Date.now();
+    const sent = this.recent.get(sha256);
+    if (keep && (sent === undefined || now - sent > RECENT_MS)) {
       if (this.queuedBytes + json.length > MAX_QUEUED_BYTES) {
         if (this.skipped++ % 1000 === 0)
           this.onError(new Error('request bodies are arriving faster than they can be stored; some are not'));
         return sha256;
       }
-      this.remember(sha256);
+      this.remember(sha256, now);
       this.queue.push({ sha256, json });
       this.queuedBytes += json.length;
       this.pump();
@@ -186,10 +222,16 @@ export class RequestBodies {
     return new Promise((resolve) => this.drained.push(resolve));
   }
 
-  private remember(sha256: string): void {
-    this.recent.add(sha256);
+  /** Deleted bodies: the next request that carries one stores it again. */
+  forget(sha256s: readonly string[]): void {
+    for (const sha256 of sha256s) this.recent.delete(sha256);
+  }
+
+  private remember(sha256: string, now: number): void {
+    this.recent.delete(sha256);
+    this.recent.set(sha256, now);
     if (this.recent.size > RECENT) {
-      const oldest = this.recent.values().next().value;
+      const oldest = this.recent.keys().next().value;
       if (oldest !== undefined) this.recent.delete(oldest);
     }
   }
@@ -240,7 +282,11 @@ export class RequestBodies {
     // Plain parameters, not arrays: a body is sent as it is, with no escaping pass over megabytes of JSON.
     const values: string[] = [];
     const rows: string[] = [];
+    // One row a hash: ON CONFLICT DO UPDATE refuses a statement that would update one row twice.
+    const seen = new Set<string>();
     for (const { sha256, json } of batch) {
+      if (seen.has(sha256)) continue;
+      seen.add(sha256);
       rows.push(`($${values.length + 1}, $${values.length + 2})`);
       values.push(sha256, json);
     }
@@ -249,7 +295,8 @@ export class RequestBodies {
       `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
        INSERT INTO request_bodies (sha256, body)
        SELECT v.sha256, v.body FROM relaxed, (VALUES ${rows.join(', ')}) AS v (sha256, body)
-       ON CONFLICT (sha256) DO NOTHING`,
+       ON CONFLICT (sha256) DO UPDATE SET stored_at = now()
+         WHERE request_bodies.stored_at < now() - interval '1 minute'`,
       values,
     );
   }

@@ -91,7 +91,11 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await v1.register(chatRoutes(deps.chat, deps.live));
       await v1.register(messagesRoutes(deps.chat, deps.live));
       await v1.register(routingRoutes(deps.chat));
-      await v1.register(responsesRoutes(deps.chat, deps.live, deps.pool, deps.blobs));
+      await v1.register(
+        responsesRoutes(deps.chat, deps.live, deps.pool, deps.blobs, (sha256s) =>
+          deps.requestBodies.forget(sha256s),
+        ),
+      );
       await v1.register(embeddingsRoutes(deps.chat, deps.live));
       await v1.register(moderationsRoutes(deps.chat, deps.live));
       await v1.register(rerankRoutes(deps.chat, deps.live));

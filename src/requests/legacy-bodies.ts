@@ -124,7 +124,9 @@ async function moveOne(
     return 'unmatched';
   }
   const { rows } = await options.pool.query(
-    `INSERT INTO request_bodies (sha256, body) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING RETURNING 1`,
+    // Stored by an earlier version at a time no longer known, and not sent again: retention's grace does not apply.
+    `INSERT INTO request_bodies (sha256, body, stored_at) VALUES ($1, $2, '-infinity')
+     ON CONFLICT (sha256) DO NOTHING RETURNING 1`,
     [sha256, json],
   );
   if ((await options.blobs.size(key)) === undefined) {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { EventStore } from '../../events/store.ts';
 import { expiredBodies } from '../../projections/requests/queries.ts';
 import type { Sql } from '../../projections/types.ts';
-import { removeStoredBodies } from '../billing/request-bodies.ts';
+import { removeUnrenewedBodies, STORED_GRACE } from '../billing/request-bodies.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { moveLegacyBodies } from './legacy-bodies.ts';
 
@@ -20,7 +20,9 @@ export interface Retention {
  * Deletes the bodies whose every request is past its account's retention at `now`, up to `limit` of them. Events
  * are never touched: the log keeps each body's hash, so the chain still proves what was served, and the metadata
  * stays readable. Only the table is looked at: bodies of earlier versions are moved into it first
- * (`legacy-bodies.ts`), expired or not, and deleted from there. Returns how many were deleted.
+ * (`legacy-bodies.ts`), expired or not, and deleted from there. A body stored or sent again within STORED_GRACE
+ * stays whatever the log says: a new request with the body of an expired one may not be in the log yet.
+ * Returns how many were deleted.
  */
 export async function deleteExpiredBodies(
   sql: Sql,
@@ -28,8 +30,8 @@ export async function deleteExpiredBodies(
   retention: Retention,
   limit = LIMIT,
 ): Promise<number> {
-  const expired = await expiredBodies(sql, now, retention.days, retention.overrides, limit);
-  return (await removeStoredBodies(sql, expired)).length;
+  const expired = await expiredBodies(sql, now, retention.days, retention.overrides, limit, STORED_GRACE);
+  return (await removeUnrenewedBodies(sql, expired, now)).length;
 }
 
 /**

@@ -34,6 +34,8 @@ export interface StoredResponse {
 export interface ResponseStore {
   sql: Sql;
   blobs: BlobStore;
+  /** Told the bodies a deletion erased (`RequestBodies.forget`), so a request repeating one stores it again. */
+  forget?: (sha256s: readonly string[]) => void;
   /** Responses this instance has just served, whose records may not be in the read model yet. */
   recent: RecentResponses;
   /** How long to wait for a response just served to reach the read model. */

@@ -2,13 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   bodyJson,
   legacyBodyKey,
   RequestBodies,
   readBodyJson,
   removeBodies,
+  removeStoredBodies,
 } from '../../src/billing/request-bodies.ts';
 import type { Database } from '../../src/db/database.ts';
 import { FsBlobStore } from '../../src/files/blob-store.ts';
@@ -69,6 +70,52 @@ describe('the request log’s body store', () => {
     expect(refusals).toBeLessThan(0);
     expect(errors).toEqual([]);
     for (const [i, sha] of hashes.entries()) expect(await loggedBody(source(), sha)).toEqual(sent[i]);
+  });
+
+  it('stores a body deleted elsewhere again, at once after a deletion here and within a minute after one there', async () => {
+    const inTable = async (sha256: string) =>
+      (await database.pool.query('SELECT 1 FROM request_bodies WHERE sha256 = $1', [sha256])).rows.length > 0;
+    const here = new RequestBodies(database.pool, () => true);
+    const body = { prompt: 'deleted and asked again' };
+    const hash = here.save(body, true) as string;
+    await here.drain();
+    // Deleted here (DELETE /v1/responses on this instance): the next request stores it again.
+    await removeBodies({ ...source(), forget: (hashes) => here.forget(hashes) }, [hash]);
+    here.save(body, true);
+    await here.drain();
+    expect(await inTable(hash)).toBe(true);
+    // Deleted by another instance, which this one is not told of: stored again once a minute has passed.
+    await removeStoredBodies(database.pool, [hash]);
+    here.save(body, true);
+    await here.drain();
+    expect(await inTable(hash)).toBe(false);
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now + 61_000);
+    try {
+      here.save(body, true);
+      await here.drain();
+    } finally {
+      clock.mockRestore();
+    }
+    expect(await inTable(hash)).toBe(true);
+  });
+
+  it('writes a body queued twice in one batch once (a deletion forgotten between the two)', async () => {
+    const body = { prompt: 'queued twice' };
+    const errors: unknown[] = [];
+    const twice = new RequestBodies(
+      database.pool,
+      () => true,
+      (error) => errors.push(error),
+    );
+    // The first body's INSERT is in flight while the other is queued, forgotten and queued again.
+    twice.save({ prompt: 'in flight' }, true);
+    const hash = twice.save(body, true) as string;
+    twice.forget([hash]);
+    twice.save(body, true);
+    await twice.drain();
+    expect(errors).toEqual([]);
+    expect(await loggedBody(source(), hash)).toEqual(body);
   });
 
   it('hashes but does not store a body the account does not keep', async () => {

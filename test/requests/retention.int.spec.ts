@@ -114,7 +114,12 @@ async function logRequest(
 
 async function storeBody(pool: pg.Pool, body: unknown): Promise<string> {
   const { json, sha256 } = bodyJson(body);
-  await pool.query('INSERT INTO request_bodies (sha256, body) VALUES ($1, $2)', [sha256, json]);
+  // Stored long before the runs below, as a body retention deletes was.
+  await pool.query('INSERT INTO request_bodies (sha256, body, stored_at) VALUES ($1, $2, $3)', [
+    sha256,
+    json,
+    daysAgo(30),
+  ]);
   return sha256;
 }
 
@@ -146,6 +151,22 @@ describe('request log retention', () => {
     expect(await inTable(pool, fresh)).toBe(false);
     expect(await inTable(pool, shared)).toBe(true);
     expect(await deleteExpiredBodies(pool, NOW, retention, 3)).toBe(0);
+  });
+
+  it('keeps a body sent again by a request the log does not show yet, for the grace', async () => {
+    const { pool } = await setup();
+    const body = { prompt: 'asked long ago, and again just now' };
+    const hash = await storeBody(pool, body);
+    await logRequest(pool, daysAgo(10), hash);
+    // A new request with the same body: its body is sent, but its record is not in the log yet.
+    const bodies = new RequestBodies(pool, () => true);
+    expect(bodies.save(body, true)).toBe(hash);
+    await bodies.drain();
+    const now = new Date();
+    expect(await deleteExpiredBodies(pool, now, retention)).toBe(0);
+    expect(await inTable(pool, hash)).toBe(true);
+    // Past the grace, with still no request of its own in the log, it goes.
+    expect(await deleteExpiredBodies(pool, new Date(now.getTime() + 2 * 3_600_000), retention)).toBe(1);
   });
 
   it('deletes at most its limit in a run and the rest in the next', async () => {

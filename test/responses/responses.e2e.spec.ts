@@ -462,6 +462,27 @@ describe('stored responses', () => {
     ).rejects.toMatchObject({ status: 404 });
   });
 
+  it('keeps the input of a request that repeats a deleted response’s', async () => {
+    const input = 'asked, deleted, asked again';
+    const first = await client.responses.create({ model: 'local/echo', input });
+    await client.responses.retrieve(first.id);
+    await client.responses.delete(first.id);
+    // The same request body again: deleting the first erased the stored copy, so this one must store it anew.
+    const second = await client.responses.create({ model: 'local/echo', input });
+    await client.responses.retrieve(second.id);
+    const items = await client.responses.inputItems.list(second.id);
+    expect(items.data).toMatchObject([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] },
+    ]);
+    const next = await client.responses.create({
+      model: 'local/echo',
+      input: 'and?',
+      previous_response_id: second.id,
+    });
+    // The earlier turn is carried: its input and answer count towards this one's.
+    expect(next.usage?.input_tokens).toBeGreaterThan(second.usage?.input_tokens ?? 0);
+  });
+
   it('does not serve a response created with store: false', async () => {
     const created = await client.responses.create({ model: 'local/echo', input: 'ephemeral', store: false });
     expect((created as unknown as { store: boolean }).store).toBe(false);

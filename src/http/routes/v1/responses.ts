@@ -53,9 +53,15 @@ const RetrieveQuery = z.object({
  * logged bodies, within the caller's account (a sub-account key: its sub-account).
  */
 export const responsesRoutes =
-  (deps: ChatDeps, live: LiveAccounts, sql: Sql, blobs: BlobStore): FastifyPluginAsyncZod =>
+  (
+    deps: ChatDeps,
+    live: LiveAccounts,
+    sql: Sql,
+    blobs: BlobStore,
+    forget: (sha256s: readonly string[]) => void,
+  ): FastifyPluginAsyncZod =>
   async (app) => {
-    const store: ResponseStore = { sql, blobs, recent: new RecentResponses() };
+    const store: ResponseStore = { sql, blobs, forget, recent: new RecentResponses() };
 
     app.post('/responses', { schema: { body: ResponsesRequest } }, async (request, reply) => {
       const body = request.body;
