@@ -165,7 +165,10 @@ export class StreamWriter<State, Command, Event> {
             reloadedForExisting = true;
             continue;
           }
-          this.remember(stream, { state, revision: result.nextRevision });
+          // Found stored rather than written (a second time): the stream may hold events this state was not
+          // decided on, and this state may count its own events twice, so it is read again for the next batch.
+          if (result.existing) this.known.delete(stream);
+          else this.remember(stream, { state, revision: result.nextRevision });
           checkpoint = result.checkpoint;
         }
       } catch (error) {

@@ -67,6 +67,28 @@ describe('stream writers of two instances over one store', () => {
     ]);
   });
 
+  it('reads the stream again after events it re-decided were found stored, rather than trust its own state', async () => {
+    // A payment a key, with the key's id; the decider does not look for the key in the state, so a command sent
+    // twice decides the same event twice and the store finds it stored both times.
+    const payments = new StreamWriter<{ paid: number }, string, { type: 'Paid' }>(store, {
+      initialState: () => ({ paid: 0 }),
+      evolve: (state) => ({ paid: state.paid + 1 }),
+      decide: () => [{ type: 'Paid' }],
+      parse: (stored) => ({ type: stored.type }) as { type: 'Paid' },
+      serialize: (event, key, stream) => ({
+        id: deterministicEventId(`${stream}/${key}`),
+        type: event.type,
+        data: {},
+        metadata: { schemaVersion: 1 },
+      }),
+    });
+    const stream = `payments-${randomUUID()}`;
+    expect((await payments.submit(stream, 'first')).state).toEqual({ paid: 1 });
+    await payments.submit(stream, 'first');
+    expect((await payments.submit(stream, 'second')).state).toEqual({ paid: 2 });
+    expect(await store.readStream(stream)).toHaveLength(2);
+  });
+
   it('decide again as often as other instances store once-only events first, each a different one', async () => {
     // Notices at the second and at the third addition, each once (deterministic ids), as a budget's thresholds.
     type Tiered = { type: 'Added' } | { type: 'Noticed2' } | { type: 'Noticed3' };
