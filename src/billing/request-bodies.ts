@@ -128,7 +128,16 @@ export async function removeUnrenewedBodies(
 /** Deletes the bodies with these hashes, wherever they are kept; returns how many there were. */
 export async function removeBodies(source: BodySource, sha256s: readonly string[]): Promise<number> {
   if (sha256s.length === 0) return 0;
-  source.forget?.(sha256s);
+  try {
+    return await removeEverywhere(source, sha256s);
+  } finally {
+    // After the deletion, so that a request with one of these bodies sent meanwhile (and deleted with it) does
+    // not keep the next from storing it again.
+    source.forget?.(sha256s);
+  }
+}
+
+async function removeEverywhere(source: BodySource, sha256s: readonly string[]): Promise<number> {
   const gone = new Set(await removeStoredBodies(source.sql, sha256s));
   const rest = sha256s.filter((sha) => !gone.has(sha));
   if (rest.length === 0 || (await legacyBodiesMoved(source.sql))) return gone.size;
