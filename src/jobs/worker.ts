@@ -153,11 +153,18 @@ export class JobWorker {
         await this.complete(history, kind, target, submission.output);
         return;
       }
-      await this.deps.commands.handle(
-        jobId,
-        { type: 'RecordSubmission', attempt, providerJobId: submission.providerJobId },
-        this.context(),
-      );
+      await this.deps.commands
+        .handle(
+          jobId,
+          { type: 'RecordSubmission', attempt, providerJobId: submission.providerJobId },
+          this.context(),
+        )
+        .catch(async (error: unknown) => {
+          // Cancelled (or taken by another worker) while the provider was being asked: nobody will poll or pay for
+          // the provider's job, so it is asked to stop, as a cancellation that finds the submission recorded does.
+          if (error instanceof DomainError) await stopAtProvider(target, call, submission.providerJobId);
+          throw error;
+        });
     } catch (error) {
       if (error instanceof DomainError) return; // cancelled while the provider was being asked
       if (error instanceof UpstreamError && error.retryable) {
@@ -298,4 +305,13 @@ export function latest(history: JobHistory): { ended: boolean; providerJobId: st
       ended = true;
   }
   return { ended, providerJobId };
+}
+
+/** Best effort: a provider that cannot stop may still bill the gateway, which the client does not pay. */
+async function stopAtProvider(target: Target, call: JobCall, providerJobId: string): Promise<void> {
+  try {
+    await target.adapter.cancel?.({ ...call, signal: AbortSignal.timeout(30_000) }, providerJobId);
+  } catch {
+    // The job is cancelled here whatever the provider says.
+  }
 }

@@ -236,7 +236,47 @@ describe('asynchronous generation jobs', () => {
     expect(week.expires_at - Math.floor(Date.now() / 1000)).toBeGreaterThan(604_700);
   });
 
+  it('asks the provider to stop a job cancelled while it was being submitted', async () => {
+    const before = providers.requests.length;
+    // The provider takes its time to accept the job: the cancellation comes in meanwhile.
+    providers.script({ kind: 'slow_first_byte', ms: 1_500 });
+    const accepted = await json(
+      await call(gateway, key, 'POST', '/3d/generations', { prompt: 'cancelled in flight' }, {}),
+    );
+    const submitted = () =>
+      providers.requests
+        .slice(before)
+        .some((r) => r.method === 'POST' && r.path === '/openapi/v2/text-to-3d');
+    expect(
+      await eventually(
+        async () => submitted(),
+        (done) => done,
+        10_000,
+      ),
+    ).toBe(true);
+    const cancelled = await call(gateway, key, 'DELETE', `/jobs/${accepted.id}`);
+    expect(cancelled.status).toBe(200);
+    // No provider job was recorded when it was cancelled: the worker asks the provider to stop once it learns
+    // that its record of the submission is refused.
+    const stopped = () =>
+      providers.requests
+        .slice(before)
+        .some((r) => r.method === 'DELETE' && r.path.startsWith('/openapi/v2/text-to-3d/'));
+    expect(
+      await eventually(
+        async () => stopped(),
+        (done) => done,
+        10_000,
+      ),
+    ).toBe(true);
+    expect(await json(await call(gateway, key, 'GET', `/jobs/${accepted.id}`))).toMatchObject({
+      status: 'failed',
+      error: { type: 'cancelled' },
+    });
+  });
+
   it('cancels a job in progress: it reads failed with error type cancelled, the hold is released, the provider asked to stop', async () => {
+    const before = providers.requests.length;
     providers.pendingPolls = 1_000;
     try {
       const accepted = await json(
@@ -253,7 +293,7 @@ describe('asynchronous generation jobs', () => {
         async () => json(await call(gateway, key, 'GET', `/jobs/${accepted.id}`)),
         (job) =>
           job.status === 'processing' &&
-          providers.requests.some((r) => r.method === 'GET' && r.path.includes('/text-to-3d/')),
+          providers.requests.slice(before).some((r) => r.method === 'GET' && r.path.includes('/text-to-3d/')),
         15_000,
       );
       const cancelled = await call(gateway, key, 'DELETE', `/jobs/${accepted.id}`);
@@ -264,9 +304,19 @@ describe('asynchronous generation jobs', () => {
         error: { type: 'cancelled', code: 499, message: expect.any(String) },
       });
       expect(await holdStatus(gateway, 'job-cancel-1')).toEqual(['cancelled']);
-      expect(providers.requests.some((r) => r.method === 'DELETE' && r.path.includes('/text-to-3d/'))).toBe(
-        true,
-      );
+      // Asked by the cancellation when it finds the submission recorded, else by the worker once its record of the
+      // submission is refused (cancelled while the provider was being asked).
+      const asked = () =>
+        providers.requests
+          .slice(before)
+          .some((r) => r.method === 'DELETE' && r.path.includes('/text-to-3d/'));
+      expect(
+        await eventually(
+          async () => asked(),
+          (done) => done,
+          5_000,
+        ),
+      ).toBe(true);
       const again = await call(gateway, key, 'DELETE', `/jobs/${accepted.id}`);
       expect(again.status).toBe(409);
     } finally {
