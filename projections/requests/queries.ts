@@ -147,7 +147,7 @@ export async function expiredBodies(
   days: Record<string, number>,
   limit: number,
   /** Bodies stored (or sent again) within this PostgreSQL interval before `now` are left alone. */
-  grace = '0 seconds',
+  grace: string,
 ): Promise<string[]> {
   const { rows } = await sql.query<{ sha: string }>(
     `SELECT sha FROM (
