@@ -43,6 +43,7 @@ export interface Probe {
   auth: KeyHolder;
   policy: CachePolicy;
   scope: string;
+  /** The exact key; empty when the policy neither looks up nor stores. */
   key: string;
   status: string;
   /** RFC 9211's Cache-Status. */
@@ -80,7 +81,8 @@ export class ResponseCache {
 
   async lookup(auth: KeyHolder, ask: CacheAsk, signal: AbortSignal): Promise<Probe> {
     const scope = scopeOf(auth);
-    const key = exactKey(ask.parts);
+    // Hashing the key is most of a skipped lookup's cost, and only a lookup or a store reads it.
+    const key = ask.policy.exact || ask.policy.store ? exactKey(ask.parts) : '';
     const probe: Probe = {
       auth,
       policy: ask.policy,

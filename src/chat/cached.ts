@@ -38,7 +38,7 @@ export async function lookupChat(
       return undefined;
     }
   }
-  const translated = semanticPrompt('chat', model, body);
+  const translated = policy.semantic ? semanticPrompt('chat', model, body) : undefined;
   const semantic =
     translated && original
       ? { ...translated, group: { ...translated.group, original: withoutQuestion(original.body) } }
