@@ -96,12 +96,9 @@ export class ReplayService {
       },
       now(),
     );
-    // Billed to the account, never to a sub-account's cap; under the source's tag, else `replay`.
-    const context: CallContext = {
-      ...call,
-      auth: { ...auth, subAccountId: null },
-      tag: logged.tag ?? 'replay',
-    };
+    // Billed as the caller's own request: a sub-account key's replay counts against its spend cap, as any call
+    // it makes. Under the source's tag, else `replay`.
+    const context: CallContext = { ...call, tag: logged.tag ?? 'replay' };
     let decision: Awaited<ReturnType<ReplayCommands['handle']>>;
     try {
       const served = await completeChat(chat, context, request);

@@ -104,6 +104,8 @@ export class ShadowWorker {
   private consider(shadow: Shadow, record: RequestRecord): void {
     if (
       record.accountId !== shadow.accountId ||
+      // A sub-account key's shadow mirrors that sub-account's own requests, never its siblings' or the account's.
+      (shadow.subAccountId != null && record.subAccountId !== shadow.subAccountId) ||
       record.model !== shadow.sourceModel ||
       record.endpoint !== shadow.endpoint ||
       (shadow.sourceTag !== null && record.tag !== shadow.sourceTag) ||
@@ -173,7 +175,13 @@ export class ShadowWorker {
     const request = asChatRequest(shadow.endpoint, bodies.request, shadow.targetModel);
     if (!isSingleTurn(request)) return;
     const context = {
-      auth: { accountId: shadow.accountId, keyId: shadow.keyId, keyHash: '', subAccountId: null },
+      // Charged to whoever asked for the shadow: a sub-account's mirrored calls count against its spend cap.
+      auth: {
+        accountId: shadow.accountId,
+        keyId: shadow.keyId,
+        keyHash: '',
+        subAccountId: shadow.subAccountId ?? null,
+      },
       requestId: `${shadow.replayId}-shadow-${k}`,
       tag: 'shadow',
       signal: this.controller.signal,

@@ -55,6 +55,26 @@ async function served(content: string, tag?: string): Promise<{ id: string; text
   return { id, text: data.choices[0]?.message.content as string };
 }
 
+/** A chat completion made with another key; its request id once the request log has its bodies. */
+async function servedBy(apiKey: string, content: string): Promise<string> {
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: SOURCE, max_tokens: 20, messages: [{ role: 'user', content }] }),
+  });
+  expect(response.status).toBe(200);
+  const id = response.headers.get('x-request-id') as string;
+  await eventually(
+    async () =>
+      json(
+        await fetch(`${gateway.url}/v1/requests/${id}`, { headers: { authorization: `Bearer ${apiKey}` } }),
+      ),
+    (r) => r.request_body != null && r.response_body != null,
+    5000,
+  );
+  return id;
+}
+
 async function charged(requestId: string): Promise<bigint> {
   const { rows } = await gateway.runtime.database.pool.query<{ total: string | null }>(
     `SELECT sum(charged_nanos)::text AS total FROM charges WHERE request_id = $1`,
@@ -308,31 +328,23 @@ describe('replays: a logged request re-run against another model', () => {
     expect(failed).toMatchObject({ status: 'failed', source_request_id: source.id, error: { code: 402 } });
   });
 
-  it('bills a sub-account’s replay to the account, never to the sub-account’s cap', async () => {
+  it('bills a sub-account’s replay to the sub-account, within its spend cap', async () => {
     const sub = await call('POST', '/sub-accounts', { name: 'customer', spend_cap_cents: 5 });
     expect(sub.status, JSON.stringify(sub.body)).toBe(200);
-    const subClient = new OpenAI({ apiKey: sub.body.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
-    const { response } = await subClient.chat.completions
-      .create({ model: SOURCE, max_tokens: 20, messages: [{ role: 'user', content: 'from a customer' }] })
-      .withResponse();
-    const id = response.headers.get('x-request-id') as string;
-    await eventually(
-      async () =>
-        json(
-          await fetch(`${gateway.url}/v1/requests/${id}`, {
-            headers: { authorization: `Bearer ${sub.body.key}` },
-          }),
-        ),
-      (r) => r.response_body != null,
-      5000,
-    );
+    const id = await servedBy(sub.body.key, 'from a customer');
+    const replayAs = () =>
+      call('POST', '/replays', { source_request_id: id, target_model: TARGET }, sub.body.key);
+
+    // At its cap, the sub-account's replay is refused before the target is called, as any request of its key.
     expect((await call('PATCH', `/sub-accounts/${sub.body.id}`, { spend_cap_cents: 0 })).status).toBe(200);
-    const replay = await call(
-      'POST',
-      '/replays',
-      { source_request_id: id, target_model: TARGET },
-      sub.body.key,
-    );
+    const calls = anthropic.requests.length;
+    const refused = await replayAs();
+    expect(refused.status, JSON.stringify(refused.body)).toBe(402);
+    expect(refused.body.error.message).toContain('Spend cap of sub-account');
+    expect(anthropic.requests.length).toBe(calls);
+
+    expect((await call('PATCH', `/sub-accounts/${sub.body.id}`, { spend_cap_cents: 5 })).status).toBe(200);
+    const replay = await replayAs();
     expect(replay.status, JSON.stringify(replay.body)).toBe(200);
     const { rows } = await gateway.runtime.database.pool.query<{
       sub_account_id: string | null;
@@ -340,7 +352,42 @@ describe('replays: a logged request re-run against another model', () => {
     }>(`SELECT sub_account_id, tag FROM charges WHERE kind = 'settled' AND request_id = $1`, [
       replay.body.target_request_id,
     ]);
-    expect(rows).toEqual([{ sub_account_id: null, tag: 'replay' }]);
+    expect(rows).toEqual([{ sub_account_id: sub.body.id, tag: 'replay' }]);
+  });
+
+  it('mirrors in a sub-account’s shadow only that sub-account’s requests, charged to it', async () => {
+    const [mine, sibling] = (await Promise.all(
+      ['shadowing customer', 'sibling'].map(async (name) => {
+        const sub = await call('POST', '/sub-accounts', { name, spend_cap_cents: 500 });
+        expect(sub.status, JSON.stringify(sub.body)).toBe(200);
+        return sub.body as { id: string; key: string };
+      }),
+    )) as [{ id: string; key: string }, { id: string; key: string }];
+    const seed = await servedBy(mine.key, 'scoped shadow seed');
+    const created = await call(
+      'POST',
+      '/replays',
+      { source_request_id: seed, target_model: TARGET, shadow: true, sample_rate: 1, max_requests: 10 },
+      mine.key,
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    // The sibling's and the main key's requests come first in the log: a shadow that took them would count them first.
+    await servedBy(sibling.key, 'a sibling asks');
+    await servedBy(key, 'the account asks');
+    const own = [await servedBy(mine.key, 'mine, once'), await servedBy(mine.key, 'mine, twice')];
+    await eventually(
+      async () => (await call('GET', `/replays/${created.body.id}`, undefined, mine.key)).body,
+      (r) => r.shadow.count >= 2,
+      10_000,
+    );
+    const { rows } = await gateway.runtime.database.pool.query<{ sub_account_id: string | null }>(
+      `SELECT sub_account_id FROM charges WHERE kind = 'settled' AND request_id LIKE $1 AND request_id NOT LIKE '%judge%'`,
+      [`${created.body.id}-shadow-%`],
+    );
+    expect(rows).toEqual([{ sub_account_id: mine.id }, { sub_account_id: mine.id }]);
+    const record = (await call('GET', `/replays/${created.body.id}`, undefined, mine.key)).body;
+    expect(record.shadow.count).toBe(own.length);
+    await call('DELETE', `/replays/${created.body.id}`, undefined, mine.key);
   });
 
   it('leaves a log the audit passes', async () => {
