@@ -51,7 +51,7 @@ export async function readResource(uri: string, twin: Twin): Promise<ReadResourc
   try {
     if (uri === CATALOG) return json(body(await twin({ method: 'GET', path: '/v1/models' })));
     if (uri.startsWith('models://')) {
-      return json(body(await twin({ method: 'GET', path: modelPath(uri.slice('models://'.length)) })));
+      return json(body(await twin({ method: 'GET', path: modelPath(modelIdOf(uri)) })));
     }
     if (uri === USAGE || uri.startsWith(`${USAGE}/`)) {
       const month = uri === USAGE ? undefined : uri.slice(USAGE.length + 1);
@@ -65,6 +65,15 @@ export async function readResource(uri: string, twin: Twin): Promise<ReadResourc
     throw error;
   }
   throw new ResourceNotFoundError(uri);
+}
+
+/** The model id a `models://` URI names, its escapes (`%2F`) decoded; a malformed escape names no model. */
+function modelIdOf(uri: string): string {
+  try {
+    return decodeURIComponent(uri.slice('models://'.length));
+  } catch {
+    throw new ResourceNotFoundError(uri);
+  }
 }
 
 async function usageSummary(twin: Twin, month: string | undefined) {

@@ -210,6 +210,32 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     expect(textOf(missing)).toMatch(/^HTTP 404 .*no-such-model/);
   });
 
+  it('takes a model id as one path segment, so an id cannot reach another route', async () => {
+    const client = await connect(mainKey);
+    for (const id of [
+      '../../v1/webhook-secret',
+      '../requests',
+      '../balance',
+      '..',
+      '.',
+      'openai/../../balance',
+    ]) {
+      const answer = await client.callTool({ name: 'get_model', arguments: { id } });
+      expect(answer.isError, id).toBe(true);
+      expect(textOf(answer), id).toMatch(/^HTTP 404 \(model_not_found\): The model '.*' does not exist/);
+    }
+    for (const uri of [
+      'models://../balance',
+      'models://../../v1/webhook-secret',
+      'models://..',
+      'models://%2E%2E',
+    ]) {
+      const missing = await client.readResource({ uri }).catch((e: unknown) => e);
+      expect(missing, uri).toBeInstanceOf(ProtocolError);
+      expect((missing as ProtocolError).data, uri).toMatchObject({ uri });
+    }
+  });
+
   it('reads the balance and the usage by tag, by sub-account and by model', async () => {
     const client = await connect(mainKey);
     const http = await json(await v1('/balance', mainKey));

@@ -1,11 +1,21 @@
 import { z } from 'zod';
 import { MODALITIES } from '../../catalog/types.ts';
 import { defineTool } from '../tool.ts';
+import { TwinRefused } from '../twin.ts';
 import { Id } from './common.ts';
 import { body } from './served.ts';
 
-/** `openrouter/openai/gpt-4o` → `/v1/models/openrouter/openai/gpt-4o`, each segment encoded. */
-export const modelPath = (id: string) => `/v1/models/${id.split('/').map(encodeURIComponent).join('/')}`;
+/**
+ * `openrouter/openai/gpt-4o` → `/v1/models/openrouter%2Fopenai%2Fgpt-4o`: the whole id is one encoded segment,
+ * which the catalog route takes as a whole id, so that no id (`../balance`) can name another route. A bare `.`
+ * or `..` would still be a dot segment the URL parser resolves, and is no model: refused as the catalog would.
+ */
+export function modelPath(id: string): string {
+  if (id === '.' || id === '..') {
+    throw new TwinRefused(404, undefined, `HTTP 404 (model_not_found): The model '${id}' does not exist`);
+  }
+  return `/v1/models/${encodeURIComponent(id)}`;
+}
 
 export const listModelsTool = defineTool({
   name: 'list_models',
