@@ -1,6 +1,13 @@
 import type { AccountEvent } from '../../events/account.ts';
+import { NANOS_PER_CENT } from '../../events/money.ts';
 import { DomainError } from '../errors.ts';
 import type { AccountState } from './state.ts';
+
+/**
+ * Balances are answered in whole cents as JSON numbers: past 2^53 - 1 cents they could not be told apart (and the
+ * answer's schema refused them), so the sum of an account's top-ups stays within it.
+ */
+export const MAX_TOPPED_UP_NANOS = BigInt(Number.MAX_SAFE_INTEGER) * NANOS_PER_CENT;
 
 export type AccountCommand =
   | {
@@ -84,6 +91,13 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
           'conflict',
           `reference ${command.reference} was already recorded with a different amount`,
           'reference',
+        );
+      }
+      if (state.toppedUpNanos + command.amountNanos > MAX_TOPPED_UP_NANOS) {
+        throw new DomainError(
+          'invalid',
+          `'cents': the account's top-ups would total more than ${MAX_TOPPED_UP_NANOS / NANOS_PER_CENT} cents, the most a balance can show`,
+          'cents',
         );
       }
       return [

@@ -83,6 +83,30 @@ describe('balance', () => {
   });
 });
 
+describe('the largest balance', () => {
+  it('refuses a top-up that would take the balance past what it can answer in cents, and keeps answering it', async () => {
+    const big = await json(await gateway.admin('/accounts', { name: 'whale' }));
+    const most = Number.MAX_SAFE_INTEGER;
+    expect(
+      (await gateway.admin(`/accounts/${big.account_id}/top-ups`, { cents: most, reference: 'all' })).status,
+    ).toBe(200);
+    const over = await gateway.admin(`/accounts/${big.account_id}/top-ups`, { cents: 5, reference: 'more' });
+    expect(over.status).toBe(400);
+    const refusal = (await json(over)).error;
+    expect(refusal).toMatchObject({ type: 'invalid_request_error', code: 400 });
+    expect(refusal.message).toContain("'cents'");
+    const balance = await eventually(
+      async () => {
+        const response = await get('/v1/balance', withKey(big.key));
+        return { status: response.status, body: await json(response) };
+      },
+      (answer) => answer.status !== 200 || answer.body.cents === most,
+      5000,
+    );
+    expect(balance).toMatchObject({ status: 200, body: { cents: most } });
+  });
+});
+
 describe('errors and request ids', () => {
   it('answers an unknown path with 404 in the error shape', async () => {
     const response = await get('/v1/does-not-exist', withKey(key));
