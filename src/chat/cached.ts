@@ -7,6 +7,7 @@ import { semanticPrompt } from '../cache/semantic.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
 import { nanosToCents } from '../contracts/money.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
+import { parseStrategy } from '../routing/strategy.ts';
 import type { ChatDeps, ChatItem } from './complete.ts';
 import { resolveChatModel } from './models.ts';
 import type { ChatCompletionRequest } from './request.ts';
@@ -25,6 +26,8 @@ export async function lookupChat(
   /** A request in another format (Anthropic's), keyed as the client sent it: every field of it shapes the answer. */
   original?: { kind: string; body: Record<string, unknown> },
 ): Promise<Probe | undefined> {
+  // Checked before the cache, as the router would on a miss: a misspelt strategy is refused even on a hit.
+  parseStrategy(context.routing);
   const cache = deps.cache;
   if (!cache) return undefined;
   const threshold = thresholdOf(thresholdHeader, cache.settings.threshold);

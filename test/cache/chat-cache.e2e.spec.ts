@@ -244,6 +244,31 @@ describe('the exact cache of chat completions', () => {
       } as never),
     ).rejects.toMatchObject({ status: 400 });
   });
+
+  it('refuses an unknown x-routing strategy with 400 before the cache, as on a miss', async () => {
+    const body = { model: MODEL, messages: [{ role: 'user', content: fresh('Which strategy?') }] };
+    const post = (routing?: string) =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          ...(routing !== undefined && { 'x-routing': routing }),
+        },
+        body: JSON.stringify(body),
+      });
+    expect((await post()).status).toBe(200);
+    const hit = await post('cost');
+    expect(hit.status).toBe(200);
+    expect(hit.headers.get('x-cache-status')).toBe('hit; type=exact');
+    const refused = await post('bogus');
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('x-cache-status')).toBeNull();
+    expect((await json(refused)).error).toMatchObject({
+      message: "'x-routing': one of cost, speed, quality, auto",
+      type: 'invalid_request_error',
+    });
+  });
 });
 
 describe('tenancy of the cache', () => {
