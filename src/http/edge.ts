@@ -99,6 +99,13 @@ const hasNoBody = (headers: Record<string, string | string[] | undefined>) =>
   headers['transfer-encoding'] === undefined &&
   (headers['content-length'] === undefined || headers['content-length'] === '0');
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route reads a multipart/form-data body (src/http/uploads.ts); any other route answers one with a 415. */
+    takesFiles?: boolean;
+  }
+}
+
 /** Parsers, hooks and deadlines of the edge; installed on the root instance before any route. */
 export function installEdge(app: FastifyInstance, limits: EdgeLimits): void {
   app.removeContentTypeParser('application/json');
@@ -127,6 +134,11 @@ export function installEdge(app: FastifyInstance, limits: EdgeLimits): void {
     return withDeadline(payload, limits.bodyTimeoutMs);
   });
   app.addHook('preValidation', async (request) => {
+    // @fastify/multipart's parser serves every route and leaves the body unread: a route that takes no files
+    // refuses it as any other type it cannot read, rather than see no body at all.
+    if (request.isMultipart() && request.routeOptions.config.takesFiles !== true) {
+      throw unsupportedType(request.headers['content-type']);
+    }
     const problem =
       findBadInput(request.params, 'params') ??
       findBadInput(request.query, 'querystring') ??

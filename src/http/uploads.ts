@@ -15,14 +15,17 @@ import { tooLarge } from '../net/remote-input.ts';
 
 export type { Multipart, MultipartOptions, Upload };
 
+/** A route's config when it reads a multipart body: any other route refuses one with a 415 (src/http/edge.ts). */
+export const TAKES_FILES = { takesFiles: true };
+
 export function isMultipart(request: FastifyRequest): boolean {
   return request.isMultipart();
 }
 
 /**
  * Reads a multipart/form-data body, streaming each accepted file to the blob store as it arrives (nothing is held
- * whole in memory). A file past its limit is a 413 naming the field; an unknown file field is a 400. On any
- * failure the files already stored are removed.
+ * whole in memory). A file past its limit is a 413 naming the field; an unknown file field, or a part without a
+ * name, is a 400. On any failure the files already stored are removed.
  */
 export async function receiveMultipart(
   request: FastifyRequest,
@@ -44,6 +47,14 @@ export async function receiveMultipart(
       throwFileSizeLimit: false,
     };
     for await (const part of request.parts(parse)) {
+      // busboy hands on a part whose Content-Disposition has no `name` with no field name at all.
+      if (!part.fieldname) {
+        if (part.type === 'file') part.file.resume();
+        throw new RequestRefused(
+          'invalid',
+          'multipart body: a part without a name (Content-Disposition: form-data; name="...")',
+        );
+      }
       if (isUnstorable(part.fieldname)) {
         throw new RequestRefused('invalid', `a field name ${UNSTORABLE}`);
       }

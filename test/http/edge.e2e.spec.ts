@@ -224,6 +224,47 @@ describe('slow and oversized clients', () => {
   });
 });
 
+describe('multipart bodies', () => {
+  const nameless = {
+    field: 'Content-Disposition: form-data\r\n\r\nbatch',
+    file: 'Content-Disposition: form-data; filename="a.png"\r\nContent-Type: image/png\r\n\r\nPNG',
+  };
+  it.each(
+    ['/v1/files', '/v1/images/edits', '/v1/audio/transcriptions'].flatMap((path) =>
+      Object.entries(nameless).map(([kind, part]) => [path, kind, part] as const),
+    ),
+  )('on %s, a %s part without a name is a 400 saying so', async (path, _, part) => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'multipart/form-data; boundary=XX' },
+      body: `--XX\r\n${part}\r\n--XX--\r\n`,
+    });
+    expect(response.status).toBe(400);
+    const body = await json(response);
+    expect(body).toEqual(errorShape(400));
+    expect(body.error.message).toMatch(/a part without a name/);
+  });
+
+  it.each(['/v1/chat/completions', '/v1/sub-accounts', '/admin/accounts'])(
+    'on %s, a route that takes no files, is a 415 in the error shape',
+    async (path) => {
+      const form = new FormData();
+      form.append('model', 'local/echo');
+      form.append('messages', '[]');
+      const headers = path.startsWith('/admin')
+        ? { authorization: `Bearer ${world.gateway.adminToken}` }
+        : auth();
+      const response = await fetch(`${url}${path}`, { method: 'POST', headers, body: form });
+      expect(response.status).toBe(415);
+      const body = await json(response);
+      expect(body).toEqual(errorShape(415));
+      expect(body.error.message).toMatch(
+        /^Unsupported Content-Type 'multipart\/form-data; boundary=.*send application\/json/,
+      );
+    },
+  );
+});
+
 describe('uploads', () => {
   it('refuses an upload whose Content-Length is past the limit before reading it', async () => {
     const response = await rawRequest(

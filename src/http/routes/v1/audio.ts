@@ -10,13 +10,13 @@ import { createSpeech } from '../../../modalities/audio/speech.ts';
 import { type AudioDeps, transcribe } from '../../../modalities/audio/transcription.ts';
 import { renderTranscript } from '../../../modalities/audio/transcripts.ts';
 import { callContext, servedHeaders } from '../../served.ts';
-import { receiveMultipart } from '../../uploads.ts';
+import { receiveMultipart, TAKES_FILES } from '../../uploads.ts';
 
 export const audioRoutes =
   (deps: AudioDeps, live: LiveAccounts, jobs: JobsDeps & { blobs: BlobStore }): FastifyPluginAsyncZod =>
   async (app) => {
     // Multipart or JSON: the body is read and checked by receiveTranscription, not by a route schema.
-    app.post('/audio/transcriptions', async (request, reply) => {
+    app.post('/audio/transcriptions', { config: TAKES_FILES }, async (request, reply) => {
       const context = callContext(request, reply, live);
       const received = await receiveTranscription(request, deps.blobs, deps.env, receiveMultipart);
       try {

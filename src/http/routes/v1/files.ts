@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { StoredFilePurpose } from '../../../../events/file.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { FilesService } from '../../../files/service.ts';
-import { receiveMultipart } from '../../uploads.ts';
+import { receiveMultipart, TAKES_FILES } from '../../uploads.ts';
 
 const Id = z.object({ id: z.string().min(1).max(200) });
 const ListQuery = z.object({
@@ -17,7 +17,7 @@ const ListQuery = z.object({
 export const filesRoutes =
   (files: FilesService): FastifyPluginAsyncZod =>
   async (app) => {
-    app.post('/files', async (request) => {
+    app.post('/files', { config: TAKES_FILES }, async (request) => {
       if (!request.isMultipart()) {
         throw new RequestRefused('invalid', "'file': send multipart/form-data with file and purpose");
       }

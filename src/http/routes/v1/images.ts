@@ -10,10 +10,11 @@ import {
 } from '../../../modalities/images/request.ts';
 import { createImages, editImages, type ImagesDeps } from '../../../modalities/images/service.ts';
 import { callContext, servedHeaders } from '../../served.ts';
-import { receiveMultipart } from '../../uploads.ts';
+import { receiveMultipart, TAKES_FILES } from '../../uploads.ts';
 
 /** A JSON edit carries its image as base64: room for a 25 MB image (4/3 larger encoded) and a small mask. */
 const JSON_EDIT_BODY_LIMIT = 40 * 1024 * 1024;
+const EDIT_OPTIONS = { bodyLimit: JSON_EDIT_BODY_LIMIT, config: TAKES_FILES };
 
 export const imagesRoutes =
   (deps: ImagesDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
@@ -25,7 +26,7 @@ export const imagesRoutes =
     });
 
     // JSON or multipart/form-data, so the body is checked here rather than by a route schema.
-    app.post('/images/edits', { bodyLimit: JSON_EDIT_BODY_LIMIT }, async (request, reply) => {
+    app.post('/images/edits', EDIT_OPTIONS, async (request, reply) => {
       const context = callContext(request, reply, live);
       if (!request.isMultipart()) {
         const body = parseBody(ImageEditJsonRequest, request.body);
