@@ -310,7 +310,17 @@ describe('POST /v1/audio/transcriptions', () => {
     await expectError(
       await postForm('/audio/transcriptions', upload({ model, temperature: 'hot' }, file)),
       400,
-      /^'temperature': /,
+      /^'temperature': not a number/,
+    );
+    await expectError(
+      await postForm('/audio/transcriptions', upload({ model, temperature: '' }, file)),
+      400,
+      /^'temperature': not a number/,
+    );
+    await expectError(
+      await postForm('/audio/transcriptions', upload({ model, temperature: '1.5' }, file)),
+      400,
+      /^'temperature': Too big/,
     );
     await expectError(
       await postForm('/audio/transcriptions', upload({ model, response_format: 'xml' }, file)),

@@ -16,6 +16,15 @@ const common = {
 
 const formBoolean = z.enum(['true', 'false']).transform((value) => value === 'true');
 
+/** A number sent as a form field's text; an empty or non-numeric text is refused, not read as 0 or NaN. */
+const formNumber = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .refine((text) => text !== '' && Number.isFinite(Number(text)), `not a number (send one from ${min} to ${max})`)
+    .transform(Number)
+    .pipe(z.number().min(min).max(max));
+
 /**
  * A multipart transcription request's text fields (the file part is read apart). Repeated fields arrive once (the
  * last value), so `timestamp_granularities[]` only says granularities were asked for.
@@ -23,7 +32,7 @@ const formBoolean = z.enum(['true', 'false']).transform((value) => value === 'tr
 export const TranscriptionForm = z
   .object({
     ...common,
-    temperature: z.coerce.number().min(0).max(1).optional(),
+    temperature: formNumber(0, 1).optional(),
     'timestamp_granularities[]': z.enum(['word', 'segment']).optional(),
     async: formBoolean.optional(),
     stream: formBoolean.optional(),
@@ -73,7 +82,17 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown): z.in
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const field = issue?.path.join('.') || 'body';
-  const message =
-    issue?.code === 'invalid_type' && issue.input === undefined ? 'required' : (issue?.message ?? 'invalid');
+  // zod leaves the input out of its issues, so whether the field was sent is looked up in the value itself.
+  const missing = issue?.code === 'invalid_type' && valueAt(value, issue.path) === undefined;
+  const message = missing ? 'required' : (issue?.message ?? 'invalid');
   throw new RequestRefused('invalid', `'${field}': ${message}`);
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let node = value;
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
 }
