@@ -16,6 +16,7 @@ import { openBlobStore } from '../files/open-blob-store.ts';
 import { describeError } from '../http/errors.ts';
 import { rebuildProjection } from '../projections/rebuild.ts';
 import { projectionStatus } from '../projections/status.ts';
+import { accountRestriction } from '../routing/patterns.ts';
 import { checkEndpointUrl } from '../webhooks/url.ts';
 import { type DirectSession, openDirect } from './direct.ts';
 import { findRunningGateway, RemoteError } from './remote.ts';
@@ -298,13 +299,13 @@ async function accountCommand(
               .filter(Boolean);
       const allowed = list('allow') ?? null;
       const excluded = list('exclude') ?? [];
-      const routing = allowed === null && excluded.length === 0 ? null : { allowed, excluded };
+      const routing = accountRestriction(allowed, excluded);
       return {
         path: `/accounts/${encodeURIComponent(account)}/routing`,
         body: { allowed, excluded },
         direct: async (s) => {
           await s.accounts.changeSettings(account, { routing });
-          return { account_id: account, routing: { allowed, excluded } };
+          return { account_id: account, routing: routing ?? { allowed: null, excluded: [] } };
         },
       };
     }

@@ -572,6 +572,43 @@ describe('the automatic router, through the openai SDK against three simulated p
       3000,
     );
   });
+
+  it('both lists empty lifts an account’s restriction, and an empty allowed list alone allows every model', async () => {
+    const restrict = (routing: Json) => gateway.admin(`/accounts/${accountId}/routing`, routing);
+    await restrict({ allowed: ['anthropic/*'], excluded: [] });
+    await eventually(
+      () => preview(ask('who are you'), 'cost'),
+      (d) => d.candidates.every((c: Json) => c.model.startsWith('anthropic/')),
+      3000,
+    );
+    const lifted = await restrict({ allowed: [], excluded: [] });
+    expect(lifted.status).toBe(200);
+    const all = await eventually(
+      () => preview(ask('who are you'), 'cost'),
+      (d) => d.candidates_count === ROUTABLE.length,
+      3000,
+    );
+    expect(await json(lifted)).toEqual({ account_id: accountId, routing: { allowed: null, excluded: [] } });
+    expect(all.candidates_count).toBe(ROUTABLE.length);
+    const chat = await post(
+      '/chat/completions',
+      { messages: [{ role: 'user', content: 'who are you' }] },
+      {
+        'x-routing': 'cost',
+      },
+    );
+    expect(chat.status).toBe(200);
+    expect(chat.headers.get('x-routing-model')).toBe(all.chosen);
+
+    await restrict({ allowed: [], excluded: ['anthropic/*'] });
+    const notAnthropic = await eventually(
+      () => preview(ask('who are you'), 'cost'),
+      (d) => !d.candidates.some((c: Json) => c.model.startsWith('anthropic/')),
+      3000,
+    );
+    expect(notAnthropic.candidates_count).toBe(ROUTABLE.length - 2);
+    await restrict({ allowed: null, excluded: [] });
+  });
 });
 
 describe('with no provider configured', () => {

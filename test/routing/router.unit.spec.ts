@@ -51,6 +51,9 @@ describe('the router’s parts', () => {
     expect(allows('openai/gpt-4.1')).toBe(true);
     expect(allows('openai/gpt-4.1-mini')).toBe(false);
     expect(restrictionFilter({ allowed: null, excluded: [] })('x/y')).toBe(true);
+    // An empty allow-list is none, not an allow-list of nothing.
+    expect(restrictionFilter({ allowed: [], excluded: [] })('x/y')).toBe(true);
+    expect(restrictionFilter({ allowed: [], excluded: ['x/*'] })('x/y')).toBe(false);
   });
 
   it('estimates complexity from length, code, mathematics, steps and depth', () => {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AccountService } from '../../../accounts/service.ts';
+import { accountRestriction } from '../../../routing/patterns.ts';
 
 const AccountId = z.object({ accountId: z.string().min(1) });
 
@@ -76,10 +77,9 @@ export const adminAccountRoutes =
         },
       },
       async (request) => {
-        const { allowed, excluded } = request.body;
-        const routing = allowed === null && excluded.length === 0 ? null : { allowed, excluded };
+        const routing = accountRestriction(request.body.allowed, request.body.excluded);
         await accounts.changeSettings(request.params.accountId, { routing }, request.id);
-        return { account_id: request.params.accountId, routing: { allowed, excluded } };
+        return { account_id: request.params.accountId, routing: routing ?? { allowed: null, excluded: [] } };
       },
     );
 
