@@ -46,6 +46,7 @@ import { ProviderHealth } from './providers/health.ts';
 import { requestLogReader } from './replays/request-log.ts';
 import { ReplayService } from './replays/service.ts';
 import { ShadowWorker } from './replays/shadow.ts';
+import { SHADOW_DEFAULTS } from './replays/types.ts';
 import { startRetentionWorker } from './requests/retention.ts';
 import { Router } from './routing/router.ts';
 import { warmTokenizer } from './tokens/count.ts';
@@ -267,7 +268,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   let serving = () => false;
   const shadowWorker = new ShadowWorker({
     store,
-    pool: database.pool,
+    pool: database.dedicatedPool(SHADOW_DEFAULTS.concurrency),
     chat,
     log: replayLog,
     commands: replays.commands,

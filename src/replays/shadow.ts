@@ -16,6 +16,11 @@ type Shadow = z.infer<typeof ReplayRequested> & { matched: number };
 
 export interface ShadowDeps {
   store: EventStore;
+  /**
+   * Where each comparison holds its advisory lock, for as long as it runs (the target call and the judge's). Its
+   * own pool, of `concurrency` connections: held on the main pool, four comparisons left the rest of the gateway
+   * (and their own reads of the request log) one connection, and most of a burst timed out waiting for it.
+   */
   pool: pg.Pool;
   chat: ChatDeps;
   log: RequestLogReader;
