@@ -15,6 +15,7 @@ import type { ChatCompletionRequest } from '../chat/request.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import { projectedUpTo } from '../projections/wait.ts';
+import { gradingSampling } from '../replays/judge.ts';
 import { outputText } from '../replays/source.ts';
 import type { LoggedSource, RequestLogReader } from '../replays/types.ts';
 import { type AskModel, type ChatMessage, grade } from './grade.ts';
@@ -330,10 +331,12 @@ export class EvalWorker {
       ask,
       requestId,
     });
+    const failed = graded.failure === undefined ? undefined : this.options.describeError(graded.failure);
     await this.record({
       ...base,
       output: clipped(output),
-      score: graded.score,
+      // An answer its grader could not grade is that answer's error, as a failed call is: it must not pass unseen.
+      score: failed ? null : graded.score,
       grader: graded.grader,
       judge: graded.judge && {
         ...graded.judge,
@@ -342,12 +345,16 @@ export class EvalWorker {
       },
       costNanos: costNanos.toString(),
       latencyMs: Math.max(0, Math.round(latencyMs)),
-      error: null,
+      error: failed
+        ? {
+            message: `Grading this answer failed: ${failed.body.error.message}`,
+            type: failed.body.error.type,
+            code: failed.status,
+          }
+        : null,
       recovered,
     });
-    if (graded.failure !== undefined && stopsTheRun(this.options.describeError(graded.failure).status)) {
-      return graded.failure;
-    }
+    if (failed && stopsTheRun(failed.status)) return graded.failure;
     return undefined;
   }
 
@@ -368,7 +375,7 @@ export class EvalWorker {
         model,
         messages: messages as ChatCompletionRequest['messages'],
         max_tokens: GRADER_MAX_TOKENS,
-        temperature: 0,
+        ...gradingSampling(this.options.chat, model),
       });
       return { text: outputText(served.completion), costNanos: served.costNanos };
     };

@@ -1,5 +1,5 @@
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
-import { resolveChatModel } from '../chat/models.ts';
+import { findChatModel, resolveChatModel } from '../chat/models.ts';
 import type { Discount } from '../contracts/money.ts';
 import type { CallContext } from '../pipeline/types.ts';
 
@@ -25,7 +25,9 @@ export function judgePrompt(asked: string, a: string, b: string): string {
 
 /**
  * The judge: `GATEWAY_JUDGE_MODEL` (`off` for none), else the available chat model with the highest output price,
- * the catalog's nearest measure of the strongest. Undefined when no paid chat model is reachable.
+ * the catalog's nearest measure of the strongest, among those that take sampling parameters: a judge is asked at
+ * temperature 0 for a one-word answer, which a model that refuses them (OpenAI's o-series) would turn down, and its
+ * reasoning would spend the few tokens allowed. Undefined when no such paid chat model is reachable.
  */
 export function judgeModel(deps: ChatDeps): string | undefined {
   const configured = deps.env.GATEWAY_JUDGE_MODEL?.trim();
@@ -33,7 +35,7 @@ export function judgeModel(deps: ChatDeps): string | undefined {
   if (configured) return configured;
   let best: { id: string; price: number } | undefined;
   for (const model of deps.catalog.all()) {
-    if (model.modality !== 'text' || model.provider === 'local') continue;
+    if (model.modality !== 'text' || model.provider === 'local' || model.quirks.noSampling) continue;
     const price = model.prices.outputNanosPerMillion;
     if (price === null || (best && Number(price) <= best.price)) continue;
     try {
@@ -44,6 +46,14 @@ export function judgeModel(deps: ChatDeps): string | undefined {
     best = { id: model.id, price: Number(price) };
   }
   return best?.id;
+}
+
+/**
+ * The sampling parameters of a grading call: temperature 0, the most repeatable answer, except for a model that
+ * refuses sampling parameters (one named by `GATEWAY_JUDGE_MODEL` or a grader), which gets none rather than a 400.
+ */
+export function gradingSampling(deps: ChatDeps, model: string): { temperature?: number } {
+  return findChatModel(deps.catalog, deps.env, model)?.quirks.noSampling ? {} : { temperature: 0 };
 }
 
 type Verdict = 'A' | 'B' | 'TIE' | undefined;
@@ -95,7 +105,7 @@ export async function score(
           { role: 'user', content: judgePrompt(asked, a, b) },
         ],
         max_tokens: 4,
-        temperature: 0,
+        ...gradingSampling(deps, model),
       },
       discount,
     );
@@ -110,11 +120,12 @@ export async function score(
     const second = await ask(target, source, 2); // target is A
     return { delta: pairwiseDelta(first, second), scoring: 'judge', judge: { model, prompt, costNanos } };
   } catch {
-    // A judge that cannot answer (refused, down) leaves the comparison to similarity; what it cost is recorded.
+    // A judge that cannot answer (refused, down) leaves the comparison to similarity; the judge stays named, with
+    // what it cost, so that a failed judge reads apart from no judge at all.
     return {
       delta: similarityDelta(source, target),
       scoring: 'similarity',
-      judge: costNanos > 0n ? { model, prompt, costNanos } : null,
+      judge: { model, prompt, costNanos },
     };
   }
 }
