@@ -77,15 +77,17 @@ const COLUMNS =
 export async function listFiles(
   sql: Sql,
   owner: { accountId: string; subAccountId: string | null },
-  query: { purpose?: string; limit: number; after?: string },
+  query: { purpose?: string; limit: number; after?: string; order?: 'asc' | 'desc' },
 ): Promise<FileRow[]> {
+  // `after` is the last file of the previous page in the order asked for, so each order walks its own way.
+  const [before, direction] = query.order === 'asc' ? ['>', 'ASC'] : ['<', 'DESC'];
   const { rows } = await sql.query<FileRow & Record<string, unknown>>(
     `SELECT ${COLUMNS} FROM files f
      WHERE account_id = $1 AND sub_account_id IS NOT DISTINCT FROM $2 AND deleted_at IS NULL
        AND ($3::text IS NULL OR purpose = $3)
-       AND ($4::text IS NULL OR (created_at, file_id) < (
+       AND ($4::text IS NULL OR (created_at, file_id) ${before} (
          SELECT created_at, file_id FROM files WHERE file_id = $4 AND account_id = $1))
-     ORDER BY created_at DESC, file_id DESC LIMIT $5`,
+     ORDER BY created_at ${direction}, file_id ${direction} LIMIT $5`,
     [owner.accountId, owner.subAccountId, query.purpose ?? null, query.after ?? null, query.limit],
   );
   return rows;

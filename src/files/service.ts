@@ -144,7 +144,6 @@ export class FilesService {
   }> {
     const rows = await listFiles(this.sql, ownerOf(auth), { ...query, limit: query.limit + 1 });
     const page = rows.slice(0, query.limit).map(fromRow);
-    if (query.order === 'asc') page.reverse();
     return {
       object: 'list',
       data: page,

@@ -57,6 +57,20 @@ describe('Files API through the openai SDK', () => {
     expect((await world.client.files.list()).data.map((f) => f.id)).not.toContain(first.id);
   });
 
+  it('walks the list oldest first with order=asc, page after page, as the SDK pages it', async () => {
+    for (let i = 0; i < 5; i++) await world.upload(`{"custom_id":"walk-${i}"}\n`);
+    const walk = async (order: 'asc' | 'desc') => {
+      const ids: string[] = [];
+      for await (const file of world.client.files.list({ order, limit: 2 })) ids.push(file.id);
+      return ids;
+    };
+    const oldest = await walk('asc');
+    const newest = await walk('desc');
+    expect(new Set(oldest).size).toBe(oldest.length);
+    expect(oldest.length).toBeGreaterThanOrEqual(5);
+    expect(oldest).toEqual([...newest].reverse());
+  });
+
   it('refuses a file past the configured limit with a 413 naming the file', async () => {
     const response = await upload(world, Buffer.alloc(5000, 'x'), 'batch');
     expect(response.status).toBe(413);
