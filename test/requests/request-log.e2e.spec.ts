@@ -163,6 +163,18 @@ describe('the request log: every request an event, read back through /v1/request
     expect(failures.data.map((r: Json) => r.id)).toEqual([missing.headers.get('x-request-id')]);
     const embeddings = await json(await get('/requests?model=mistral/mistral-embed'));
     expect(embeddings.data.map((r: Json) => r.id)).toEqual([embedId]);
+
+    // Time bounds as an ISO 8601 date-time or Unix seconds; anything else is a 400 saying which.
+    const newest = Date.parse(all[0]?.created_at);
+    const since = Math.floor(newest / 1000);
+    const seconds = await json(await get(`/requests?from=${since}`));
+    const iso = await json(await get(`/requests?from=${new Date(since * 1000).toISOString()}`));
+    expect(seconds.data.map((r: Json) => r.id)).toEqual(iso.data.map((r: Json) => r.id));
+    expect(seconds.data.map((r: Json) => r.id)).toContain(all[0]?.id);
+    expect(await json(await get(`/requests?to=${since - 3600}`))).toMatchObject({ data: [] });
+    const bad = await get('/requests?from=abc');
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toContain('an ISO 8601 date-time or a Unix timestamp in seconds');
   });
 
   it('logs a provider failure (502) and a rate-limited request (429) with no cost', async () => {

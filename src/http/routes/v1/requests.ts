@@ -7,6 +7,16 @@ import type { BlobStore } from '../../../files/blob-store.ts';
 import { findLoggedRequest, loggedBodies, loggedRequest } from '../../../requests/lookup.ts';
 import { requestView } from '../../../requests/view.ts';
 
+/** A time bound: an ISO 8601 date-time, or a Unix timestamp in seconds as OpenAI's usage queries take. */
+const Instant = z.string().transform((text, context) => {
+  const when = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : new Date(text);
+  if (text.trim() === '' || Number.isNaN(when.getTime())) {
+    context.addIssue({ code: 'custom', message: 'an ISO 8601 date-time or a Unix timestamp in seconds' });
+    return z.NEVER;
+  }
+  return when;
+});
+
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   after: z.string().min(1).optional(),
@@ -14,8 +24,8 @@ const ListQuery = z.object({
   tag: z.string().min(1).optional(),
   status: z.coerce.number().int().min(100).max(599).optional(),
   sub_account_id: z.string().min(1).optional(),
-  from: z.coerce.date().optional(),
-  to: z.coerce.date().optional(),
+  from: Instant.optional(),
+  to: Instant.optional(),
 });
 
 /**
