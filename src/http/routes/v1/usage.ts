@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { monthOf } from '../../../../events/budget.ts';
-import { usageByModel } from '../../../../projections/requests/usage-by-model.ts';
+import { usageByModel } from '../../../../projections/balances/usage-by-model.ts';
 import { routingBy } from '../../../../projections/routing/index.ts';
 import type { Sql } from '../../../../projections/types.ts';
 import { usageBy } from '../../../../projections/usage/index.ts';
@@ -105,7 +105,7 @@ export const usageRoutes =
           }),
       };
     });
-    // From the request log: the usage read model has no model dimension (see usage-by-model.ts).
+    // From the balance's charges: the usage read model has no model dimension (see usage-by-model.ts).
     app.get('/usage/by-model', { schema: query }, async (request) => {
       const month = request.query.month ?? currentMonth();
       const rows = await usageByModel(
