@@ -36,6 +36,15 @@ export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
 const TAG = /^[\x21-\x7e][\x20-\x7e]{0,127}$/;
 
+/**
+ * A cost tag named in a body (a tag budget, a sub-account's default tag): what the `x-gw-tag` header can carry,
+ * so no budget is set for a tag no request could be charged under.
+ */
+export const CostTag = z
+  .string()
+  .trim()
+  .regex(TAG, '1 to 128 printable ASCII characters, as the x-gw-tag header takes');
+
 /** The cost tag: the `x-gw-tag` header, else the sub-account's default tag. */
 export function requestTag(header: string | string[] | undefined, fallback: string | null): string | null {
   if (header === undefined) return fallback;

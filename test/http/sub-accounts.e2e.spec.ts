@@ -129,6 +129,15 @@ describe('sub-accounts', () => {
     expect((await json(bad)).error.message).toContain('spend_cap_cents');
     const missing = await call('POST', '/sub-accounts', main, { name: 'no cap' });
     expect((await json(missing)).error.message).toContain('spend_cap_cents');
+    // A default tag, like a budget's, is one the x-gw-tag header could carry.
+    for (const tag of ['tab\there', 'é😀']) {
+      const odd = await call('PATCH', `/sub-accounts/${sub.id}`, main, { default_tag: tag });
+      expect(odd.status).toBe(400);
+      expect((await json(odd)).error.message).toContain('default_tag');
+      const budget = await call('POST', '/budgets', main, { tag, cap_cents: 100 });
+      expect(budget.status).toBe(400);
+      expect((await json(budget)).error.message).toContain('tag');
+    }
 
     expect((await call('GET', '/balance', sub.key)).status).toBe(200);
     const deleted = await json(await call('DELETE', `/sub-accounts/${sub.id}`, main));

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Sql } from '../../../../projections/types.ts';
 import type { AccountService } from '../../../accounts/service.ts';
+import { CostTag } from '../../../chat/request.ts';
 import { currentMonth, usageRows } from './usage.ts';
 
 /** Monthly caps per cost tag (UTC calendar months), enforced by every reservation. Main keys only. */
@@ -10,7 +11,7 @@ export const budgetRoutes =
   async (app) => {
     const config = { mainKeyOnly: true };
     const body = z.object({
-      tag: z.string().trim().min(1).max(128),
+      tag: CostTag,
       cap_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
     });
     app.post('/budgets', { config, schema: { body } }, async (request) => {

@@ -2,17 +2,17 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Sql } from '../../../../projections/types.ts';
 import type { SubAccounts } from '../../../accounts/sub-accounts.ts';
+import { CostTag } from '../../../chat/request.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
 import { currentMonth, Month, usageRows } from './usage.ts';
 
 const Id = z.object({ id: z.string().min(1) });
-const Tag = z.string().trim().min(1).max(128);
 const Settings = z.object({
   name: z.string().trim().min(1).max(200),
   spend_cap_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   external_ref: z.string().max(200).nullable().optional(),
   rate_limit_rpm: z.number().int().positive().max(1_000_000).optional(),
-  default_tag: Tag.nullable().optional(),
+  default_tag: CostTag.nullable().optional(),
 });
 
 /** Management of sub-accounts: main keys only (the route table marks them so). */
