@@ -81,7 +81,22 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transform,
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: DOCS_CSP,
+    uiHooks: {
+      // The package sends /docs/static/index.html to /docs/ by rewriting the path's end, which a query string hides:
+      // it redirected such a request to itself, forever.
+      onRequest: (request, reply, done) => {
+        const [path, query] = request.url.split('?', 2);
+        if (path === '/docs/static/index.html' && query !== undefined) {
+          reply.redirect(`/docs/?${query}`);
+          return;
+        }
+        done();
+      },
+    },
+  });
   // Generating the document walks every route's schemas (a few hundred milliseconds): once, before serving, rather
   // than on the event loop of a first reader; the text is kept as the document cannot change after start.
   let text: string | undefined;

@@ -34,3 +34,11 @@ it('renders the API at /docs from the gateway alone', async () => {
   expect(refused).toEqual([]);
   await page.close();
 });
+
+it('sends the UI page asked for with a query string to /docs/ once, not to itself', async () => {
+  const response = await fetch(`${gateway.url}/docs/static/index.html?a=1`, { redirect: 'manual' });
+  expect(response.status).toBe(302);
+  expect(response.headers.get('location')).toBe('/docs/?a=1');
+  const plain = await fetch(`${gateway.url}/docs/static/index.html`, { redirect: 'manual' });
+  expect(plain.headers.get('location')).toBe('/docs/');
+});
