@@ -55,7 +55,8 @@ export function buildCatalog(source: CatalogSource = {}): Catalog {
       models.filter(
         (m) =>
           (!filter.modality || m.modality === filter.modality) &&
-          (!filter.provider || m.provider === filter.provider),
+          // Ids match ignoring case; so does the provider filter.
+          (!filter.provider || m.provider === filter.provider.toLowerCase()),
       ),
     providers: () => [...providers],
   };

@@ -61,6 +61,8 @@ describe('GET /v1/models', () => {
     expect(anthropic.data.length).toBeGreaterThan(10);
     expect(anthropic.data.every((m: { provider: string }) => m.provider === 'anthropic')).toBe(true);
     expect((await json(await get('/models?provider=nobody'))).data).toEqual([]);
+    // Matched ignoring case, as ids are.
+    expect((await json(await get('/models?provider=Anthropic&modality=text'))).data).toEqual(anthropic.data);
   });
 
   it('refuses an unknown modality, naming the parameter', async () => {
