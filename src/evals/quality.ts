@@ -11,36 +11,37 @@ interface StoredCandidate {
 }
 
 /**
- * The router's quality figures for an account: the mean scores of its newest completed eval that graded at least
- * two candidates (source `eval:<id>`), else the public prior. One eval's scores share one scale (its dataset);
- * scores of different evals, or of an eval and the prior, do not, so they are never mixed: with an eval's
- * figures the router chooses among that eval's candidates.
+ * The router's quality figures for an account: the mean scores of each completed eval that graded at least two
+ * candidates (source `eval:<id>`), newest first, then the public prior. One eval's scores share one scale (its
+ * dataset); scores of different evals, or of an eval and the prior, do not, so they are never mixed: the router
+ * takes the newest eval that scores two models it can use and chooses among those, else the prior.
  */
 export class EvalQuality implements QualitySource {
   private readonly prior = new PriorQuality();
-  private readonly recent = new Map<string, { at: number; scores: QualityScores }>();
+  private readonly recent = new Map<string, { at: number; scores: readonly QualityScores[] }>();
 
   constructor(private readonly sql: Sql) {}
 
-  async forAccount(accountId: string): Promise<QualityScores> {
+  async forAccount(accountId: string): Promise<readonly QualityScores[]> {
     const kept = this.recent.get(accountId);
     if (kept && Date.now() - kept.at < FRESH_MS) return kept.scores;
-    const scores = (await this.fromEvals(accountId)) ?? this.prior.forAccount();
+    const scores = [...(await this.fromEvals(accountId)), ...this.prior.forAccount()];
     this.recent.set(accountId, { at: Date.now(), scores });
     if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value as string);
     return scores;
   }
 
-  private async fromEvals(accountId: string): Promise<QualityScores | undefined> {
+  private async fromEvals(accountId: string): Promise<QualityScores[]> {
+    const sets: QualityScores[] = [];
     for (const done of await completedEvalResults(this.sql, accountId)) {
       const candidates = (done.result.candidates ?? []) as StoredCandidate[];
       const graded = candidates.filter((c) => c.meanScore !== null);
       if (graded.length < 2) continue;
-      return {
+      sets.push({
         scores: new Map(graded.map((c) => [c.model, c.meanScore as number])),
         source: `eval:${done.evalId}`,
-      };
+      });
     }
-    return undefined;
+    return sets;
   }
 }

@@ -9,10 +9,16 @@ export interface QualityScores {
 /**
  * Where the router's quality figures come from: the seam through which an account's own completed evals
  * override the public prior. Only the order among the candidates matters (the router rescales the scores of the
- * candidates to 0..1), but the scores of one answer must share one scale. A model with no score is not routed to.
+ * candidates to 0..1), but the scores of one set must share one scale, so sets are never mixed. A model with no
+ * score in the set the router takes is not routed to.
+ *
+ * The sets come most preferred first (an account's evals, newest first) and end with the usual figures (the
+ * prior). The router takes the first set that scores at least two of the models it may route to for the account,
+ * else the last one: an eval of models the router cannot use (the local ones beside real providers, models the
+ * operator or the account excludes) does not leave it with nothing to route to.
  */
 export interface QualitySource {
-  forAccount(accountId: string): QualityScores | Promise<QualityScores>;
+  forAccount(accountId: string): readonly QualityScores[] | Promise<readonly QualityScores[]>;
 }
 
 const prior: QualityScores = {
@@ -22,7 +28,19 @@ const prior: QualityScores = {
 
 /** The public prior of catalog/quality.ts, the same for every account. */
 export class PriorQuality implements QualitySource {
-  forAccount(): QualityScores {
-    return prior;
+  forAccount(): readonly QualityScores[] {
+    return [prior];
   }
+}
+
+/** The first set that scores two or more of `models`, else the last set; each with the models it scores. */
+export function figuresAmong<T extends { id: string }>(
+  sets: readonly QualityScores[],
+  models: readonly T[],
+): QualityScores & { scored: T[] } {
+  for (const [index, set] of sets.entries()) {
+    const scored = models.filter((model) => set.scores.has(model.id));
+    if (scored.length >= 2 || index === sets.length - 1) return { ...set, scored };
+  }
+  return { scores: new Map(), source: 'none', scored: [] };
 }

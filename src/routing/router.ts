@@ -7,7 +7,7 @@ import { isAvailable } from '../providers/registry.ts';
 import { type ComplexityInput, estimateComplexity } from './complexity.ts';
 import { Conversations } from './conversations.ts';
 import { type RoutingRestriction, restrictionFilter } from './patterns.ts';
-import { PriorQuality, type QualitySource } from './quality.ts';
+import { figuresAmong, PriorQuality, type QualitySource } from './quality.ts';
 import type { Strategy } from './strategy.ts';
 
 /** The output a request is priced on when it names no limit: a typical answer, not the worst case. */
@@ -195,13 +195,16 @@ export class Router {
   /** The decision for a request; a preview (`remember: false`) leaves the conversations as they were. */
   async route(ask: RouteAsk, options: { remember?: boolean } = {}): Promise<RoutingDecision> {
     const accountAllows = restrictionFilter(this.deps.account?.(ask.accountId));
-    const { scores, source } = await this.quality.forAccount(ask.accountId);
-    const pool = this.pool().filter((m) => accountAllows(m.id) && scores.has(m.id));
+    const allowed = this.pool().filter((m) => accountAllows(m.id));
+    const figures = figuresAmong(await this.quality.forAccount(ask.accountId), allowed);
+    const { scores, source, scored: pool } = figures;
     if (pool.length === 0) {
-      throw new RequestRefused(
-        'invalid',
-        `'model': ${ask.requested} has no model to route to: no available model with a quality figure is allowed for this account`,
-      );
+      // The account's lists are named only when they are what left nothing.
+      const why =
+        allowed.length < this.pool().length
+          ? 'no available model with a quality figure is allowed for this account'
+          : 'no available model has a quality figure';
+      throw new RequestRefused('invalid', `'model': ${ask.requested} has no model to route to: ${why}`);
     }
     const rejected = new Map<string, number>();
     const fitting = pool.filter((model) => {

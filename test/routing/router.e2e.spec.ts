@@ -590,12 +590,11 @@ describe('the automatic router, through the openai SDK against three simulated p
     );
     expect(await json(lifted)).toEqual({ account_id: accountId, routing: { allowed: null, excluded: [] } });
     expect(all.candidates_count).toBe(ROUTABLE.length);
+    // A request without a model is routed among them all too (a prompt of its own, so no conversation is kept).
     const chat = await post(
       '/chat/completions',
-      { messages: [{ role: 'user', content: 'who are you' }] },
-      {
-        'x-routing': 'cost',
-      },
+      { messages: [{ role: 'user', content: 'routed with no lists' }] },
+      { 'x-routing': 'cost' },
     );
     expect(chat.status).toBe(200);
     expect(chat.headers.get('x-routing-model')).toBe(all.chosen);
@@ -608,6 +607,52 @@ describe('the automatic router, through the openai SDK against three simulated p
     );
     expect(notAnthropic.candidates_count).toBe(ROUTABLE.length - 2);
     await restrict({ allowed: null, excluded: [] });
+  });
+});
+
+describe('an account’s evals and the router', () => {
+  it('an eval of models the router cannot use leaves it routing on the prior', async () => {
+    const account = await json(await gateway.admin('/accounts', { name: 'evaluated locally' }));
+    await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 1000, reference: 'funding' });
+    const created = await post(
+      '/evals',
+      {
+        name: 'echoes',
+        candidate_models: ['local/echo', 'local/echo-pro'],
+        dataset: [{ input: 'hello', expected: 'hello' }],
+        metric: 'quality',
+      },
+      {},
+      account.key,
+    );
+    const { id, ...refusal } = await json(created);
+    expect(created.status, JSON.stringify(refusal)).toBe(200);
+    const done = await eventually(
+      async () =>
+        json(
+          await fetch(`${gateway.url}/v1/evals/${id}`, {
+            headers: { authorization: `Bearer ${account.key}` },
+          }),
+        ),
+      (e) => e.status === 'completed',
+      10_000,
+    );
+    // Both graded: an eval the router would take, were its models ones it can route to.
+    expect(done.results.filter((c: Json) => c.mean_score !== null)).toHaveLength(2);
+    // A prompt of its own: a conversation routed earlier would keep its model.
+    const body = ask('which model answers after an eval?');
+    const usual = await preview(body, 'quality');
+    const evaluated = await post('/routing/preview', body, { 'x-routing': 'quality' }, account.key);
+    expect(evaluated.status).toBe(200);
+    expect(await json(evaluated)).toMatchObject({ quality_source: 'prior', chosen: usual.chosen });
+    const chat = await post(
+      '/chat/completions',
+      { messages: body.messages },
+      { 'x-routing': 'quality' },
+      account.key,
+    );
+    expect(chat.status).toBe(200);
+    expect(chat.headers.get('x-routing-model')).toBe(usual.chosen);
   });
 });
 

@@ -7,7 +7,7 @@ import { ProviderHealth } from '../../src/providers/health.ts';
 import { estimateComplexity } from '../../src/routing/complexity.ts';
 import { Conversations, conversationKey, STAY_MS } from '../../src/routing/conversations.ts';
 import { matcher, restrictionFilter } from '../../src/routing/patterns.ts';
-import type { QualitySource } from '../../src/routing/quality.ts';
+import type { QualityScores, QualitySource } from '../../src/routing/quality.ts';
 import {
   type RouteAsk,
   Router,
@@ -107,23 +107,27 @@ describe('the router over the catalog', () => {
   const catalog = buildCatalog();
   const env = { OPENAI_API_KEY: 'k' };
   // Scores of one scale from another source (an account's evals) decide the order among the models they rank.
+  const usual = {
+    scores: new Map([
+      ['openai/gpt-4o-mini', 1],
+      ['openai/gpt-4.1', 2],
+    ]),
+    source: 'prior',
+  };
   const evals: QualitySource = {
     forAccount: (accountId) =>
       accountId === 'acct_eval'
-        ? {
-            scores: new Map([
-              ['openai/gpt-4o-mini', 0.9],
-              ['openai/gpt-4.1', 0.5],
-            ]),
-            source: 'eval:ev_1',
-          }
-        : {
-            scores: new Map([
-              ['openai/gpt-4o-mini', 1],
-              ['openai/gpt-4.1', 2],
-            ]),
-            source: 'prior',
-          },
+        ? [
+            {
+              scores: new Map([
+                ['openai/gpt-4o-mini', 0.9],
+                ['openai/gpt-4.1', 0.5],
+              ]),
+              source: 'eval:ev_1',
+            },
+            usual,
+          ]
+        : [usual],
   };
   const router = new Router({ catalog, env, health: new ProviderHealth(), quality: evals });
 
@@ -140,6 +144,57 @@ describe('the router over the catalog', () => {
     ]);
   });
 
+  it('takes the newest eval that ranks two models it can use, else the usual figures', async () => {
+    const set = (source: string, scores: [string, number][]) => ({ scores: new Map(scores), source });
+    const sources: Record<string, QualityScores[]> = {
+      // The local models are not routed to beside a real provider; one usable model ranks nothing.
+      acct_local: [
+        set('eval:local', [
+          ['local/echo', 1],
+          ['local/echo-pro', 0.5],
+        ]),
+        set('eval:one', [
+          ['local/echo', 1],
+          ['openai/gpt-4o-mini', 0.2],
+        ]),
+        usual,
+      ],
+      acct_older: [
+        set('eval:local', [
+          ['local/echo', 1],
+          ['local/echo-pro', 0.5],
+        ]),
+        set('eval:older', [
+          ['openai/gpt-4o-mini', 0.9],
+          ['openai/gpt-4.1', 0.1],
+        ]),
+        usual,
+      ],
+    };
+    const router = new Router({
+      catalog,
+      env,
+      health: new ProviderHealth(),
+      quality: { forAccount: (accountId) => sources[accountId] ?? [usual] },
+    });
+    const local = await router.route(ask({ accountId: 'acct_local' }));
+    expect(local.qualitySource).toBe('prior');
+    expect(local.chosen.model.id).toBe('openai/gpt-4.1');
+    const older = await router.route(ask({ accountId: 'acct_older' }));
+    expect(older.qualitySource).toBe('eval:older');
+    expect(older.chosen.model.id).toBe('openai/gpt-4o-mini');
+    // Nothing with a figure at all: the refusal does not blame an account that has no lists.
+    const bare = new Router({
+      catalog,
+      env,
+      health: new ProviderHealth(),
+      quality: { forAccount: () => [set('prior', [['local/echo', 1]])] },
+    });
+    await expect(bare.route(ask())).rejects.toThrow(
+      "'model': auto has no model to route to: no available model has a quality figure",
+    );
+  });
+
   it('uses the local models only when no real provider is configured', async () => {
     const demo = new Router({ catalog, env: {}, health: new ProviderHealth() });
     const decision = await demo.route(ask());
@@ -154,13 +209,15 @@ describe('the router over the catalog', () => {
     const unknown = catalog.get('openai/gpt-chat-latest');
     expect(unknown && knownLimits(unknown)).toEqual({ contextWindow: null, maxOutputTokens: null });
     const scored: QualitySource = {
-      forAccount: () => ({
-        scores: new Map([
-          ['openai/gpt-chat-latest', 2],
-          ['openai/gpt-4o-mini', 1],
-        ]),
-        source: 'prior',
-      }),
+      forAccount: () => [
+        {
+          scores: new Map([
+            ['openai/gpt-chat-latest', 2],
+            ['openai/gpt-4o-mini', 1],
+          ]),
+          source: 'prior',
+        },
+      ],
     };
     const limited = new Router({ catalog, env, health: new ProviderHealth(), quality: scored });
     const pick = async (extra: Partial<RouteAsk>) => (await limited.route(ask(extra))).chosen.model.id;
