@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** Roles whose message is its content: only an assistant's may go without (its tool calls say what it did). */
+const NEEDS_CONTENT = new Set(['system', 'developer', 'user', 'tool']);
+
 const Message = z
   .object({
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
@@ -8,7 +11,30 @@ const Message = z
     tool_calls: z.array(z.unknown()).optional(),
     tool_call_id: z.string().optional(),
   })
-  .loose();
+  .loose()
+  .superRefine((message, context) => {
+    if (NEEDS_CONTENT.has(message.role) && message.content == null)
+      context.addIssue({
+        code: 'custom',
+        path: ['content'],
+        message: `a ${message.role} message needs its content (a string or a list of parts)`,
+      });
+  });
+
+/** The function a `tool_choice` object names, if it names one. */
+function chosenFunction(choice: unknown): string | undefined {
+  const named = (choice as { function?: { name?: unknown } } | null)?.function?.name;
+  return typeof named === 'string' ? named : undefined;
+}
+
+function toolNames(tools: unknown[] | undefined): Set<string> {
+  const names = new Set<string>();
+  for (const tool of tools ?? []) {
+    const name = (tool as { function?: { name?: unknown } } | null)?.function?.name;
+    if (typeof name === 'string') names.add(name);
+  }
+  return names;
+}
 
 /** The chat-completions request; fields the gateway does not use pass through to the provider untouched. */
 export const ChatCompletionRequest = z
@@ -26,11 +52,25 @@ export const ChatCompletionRequest = z
     reasoning_effort: z.enum(['none', 'low', 'medium', 'high', 'xhigh', 'max']).optional(),
     tools: z.array(z.unknown()).optional(),
     tool_choice: z.unknown().optional(),
-    response_format: z.object({ type: z.string() }).loose().optional(),
+    response_format: z
+      .object({ type: z.enum(['text', 'json_object', 'json_schema']) })
+      .loose()
+      .optional(),
+    /** Fallback models, as OpenRouter takes them. */
+    models: z.array(z.string().min(1)).optional(),
     webhook_url: z.string().url().optional(),
     cache: z.enum(['auto', 'force', 'semantic', 'skip']).optional(),
   })
-  .loose();
+  .loose()
+  .superRefine((body, context) => {
+    const chosen = chosenFunction(body.tool_choice);
+    if (chosen !== undefined && !toolNames(body.tools).has(chosen))
+      context.addIssue({
+        code: 'custom',
+        path: ['tool_choice'],
+        message: `names the function '${chosen}', which is not in 'tools'`,
+      });
+  });
 
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 

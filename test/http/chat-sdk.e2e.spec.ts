@@ -96,4 +96,56 @@ describe('chat completions through the official openai SDK', () => {
     );
     expect((await balanceNanos()).cents).toBeGreaterThan(0);
   });
+
+  it.each([
+    ['a user message without content', { messages: [{ role: 'user' }] }, 'messages.0.content'],
+    [
+      'a system message with null content',
+      {
+        messages: [
+          { role: 'system', content: null },
+          { role: 'user', content: 'x' },
+        ],
+      },
+      'messages.0.content',
+    ],
+    ['a response_format of no known type', { response_format: { type: 'bogus' } }, 'response_format.type'],
+    ['models that is not a list', { models: 'local/echo' }, 'models'],
+    [
+      'a tool_choice naming a function not in tools',
+      {
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+        tool_choice: { type: 'function', function: { name: 'other' } },
+      },
+      'tool_choice',
+    ],
+  ])('refuses %s with a 400 naming the field, as OpenAI does', async (_, fields, field) => {
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'local/echo', messages: [{ role: 'user', content: 'x' }], ...fields }),
+    });
+    expect(response.status).toBe(400);
+    const { error } = await json(response);
+    expect(error.type).toBe('invalid_request_error');
+    expect(error.message).toContain(field);
+  });
+
+  it('still takes an assistant message with tool calls and no content, and a tool_choice in tools', async () => {
+    const answer = await client.chat.completions.create({
+      model: 'local/echo',
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+      tool_choice: { type: 'function', function: { name: 'lookup' } },
+      messages: [
+        { role: 'user', content: 'find it' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'found' },
+      ],
+    });
+    expect(answer.choices[0]?.message).toBeDefined();
+  });
 });
