@@ -21,7 +21,10 @@ const formNumber = (min: number, max: number) =>
   z
     .string()
     .trim()
-    .refine((text) => text !== '' && Number.isFinite(Number(text)), `not a number (send one from ${min} to ${max})`)
+    .refine(
+      (text) => text !== '' && Number.isFinite(Number(text)),
+      `not a number (send one from ${min} to ${max})`,
+    )
     .transform(Number)
     .pipe(z.number().min(min).max(max));
 
