@@ -46,13 +46,20 @@ async function served(content: string, tag?: string): Promise<{ id: string; text
     )
     .withResponse();
   const id = response.headers.get('x-request-id') as string;
+  await untilLogged(id, key);
+  return { id, text: data.choices[0]?.message.content as string };
+}
+
+/** Waits until the request log has the request's row and both its bodies (written in the background). */
+async function untilLogged(id: string, apiKey: string): Promise<void> {
   await eventually(
     async () =>
-      json(await fetch(`${gateway.url}/v1/requests/${id}`, { headers: { authorization: `Bearer ${key}` } })),
+      json(
+        await fetch(`${gateway.url}/v1/requests/${id}`, { headers: { authorization: `Bearer ${apiKey}` } }),
+      ),
     (r) => r.request_body != null && r.response_body != null,
     5000,
   );
-  return { id, text: data.choices[0]?.message.content as string };
 }
 
 /** A chat completion made with another key; its request id once the request log has its bodies. */
@@ -64,14 +71,7 @@ async function servedBy(apiKey: string, content: string): Promise<string> {
   });
   expect(response.status).toBe(200);
   const id = response.headers.get('x-request-id') as string;
-  await eventually(
-    async () =>
-      json(
-        await fetch(`${gateway.url}/v1/requests/${id}`, { headers: { authorization: `Bearer ${apiKey}` } }),
-      ),
-    (r) => r.request_body != null && r.response_body != null,
-    5000,
-  );
+  await untilLogged(id, apiKey);
   return id;
 }
 
