@@ -119,6 +119,45 @@ describe('streams', () => {
     });
     expect(data.choices[0]?.message.content).toBe('echo: slow');
   });
+
+  it.each([
+    ['OpenAI', 'openai/gpt-4o-mini', () => openai],
+    ['Anthropic', 'anthropic/claude-sonnet-4-5', () => anthropic],
+  ])(
+    "keeps %s's connection for the next call when the body ends after its last event",
+    async (_, model, upstream) => {
+      // A new question each time: a repeated one would be answered from the cache.
+      const stream = async (round: number) => {
+        upstream().script({ kind: 'ok', endDelayMs: 20 });
+        const chunks = await client.chat.completions.create({
+          model,
+          stream: true,
+          messages: [{ role: 'user', content: `round ${round}` }],
+        });
+        for await (const _chunk of chunks);
+        // The answer ends at the last event; the connection is free again once the provider's body has ended.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      };
+      await stream(0);
+      const before = upstream().connections?.() as number;
+      const requests = upstream().requests.length;
+      for (let round = 1; round <= 4; round++) await stream(round);
+      expect(upstream().requests.length).toBe(requests + 4);
+      expect(upstream().connections?.()).toBe(before);
+    },
+  );
+
+  it('ends the answer at the last event when the provider never ends its body', async () => {
+    openai.script({ kind: 'ok', endDelayMs: 60_000 });
+    const chunks = await client.chat.completions.create({
+      model: 'openai/gpt-4o-mini',
+      stream: true,
+      messages: [{ role: 'user', content: 'held open' }],
+    });
+    let text = '';
+    for await (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('echo: held open');
+  });
 });
 
 describe('configured fallbacks', () => {

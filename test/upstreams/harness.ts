@@ -29,6 +29,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
   const queue: Script[] = [];
   const behaviours = new Map<string, ModelBehaviour>();
   let seq = 0;
+  let connections = 0;
   const timers = new Set<NodeJS.Timeout>();
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -74,17 +75,20 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
       case 'disconnect_mid_stream':
         return send(res, provider.handle(incoming), { disconnectAfter: script.afterChunks });
       case 'ok':
-        return send(res, provider.handle(incoming), { chunkDelayMs: script.chunkDelayMs });
+        return send(res, provider.handle(incoming), {
+          chunkDelayMs: script.chunkDelayMs,
+          endDelayMs: script.endDelayMs,
+        });
     }
   }
 
   async function send(
     res: ServerResponse,
     reply: Reply,
-    options: { disconnectAfter?: number; chunkDelayMs?: number } = {},
+    options: { disconnectAfter?: number; chunkDelayMs?: number; endDelayMs?: number } = {},
   ): Promise<void> {
     if (res.destroyed) return;
-    const { disconnectAfter, chunkDelayMs } = options;
+    const { disconnectAfter, chunkDelayMs, endDelayMs } = options;
     if ('chunks' in reply) {
       res.writeHead(reply.status, reply.headers);
       res.flushHeaders();
@@ -94,6 +98,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
         if (!(await write(res, chunk))) return;
       }
       if (disconnectAfter !== undefined) return void res.socket?.destroy();
+      if (endDelayMs) await sleep(endDelayMs);
       res.end();
       return;
     }
@@ -111,6 +116,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     res.socket?.destroy();
   }
 
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -118,6 +124,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     requests,
     script: (next) => void queue.push(next),
     behave: (model, behaviour) => void behaviours.set(model, behaviour),
+    connections: () => connections,
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();

@@ -6,6 +6,8 @@ export interface Upstream {
   script(next: Script): void;
   /** How one upstream model answers from now on, by the model name the provider sees (`gpt-4o`); chat simulators only. */
   behave?(model: string, behaviour: ModelBehaviour): void;
+  /** TCP connections accepted so far (the JSON and SSE simulators): whether the gateway kept its connection alive between calls. */
+  connections?(): number;
   close(): Promise<void>;
 }
 
@@ -28,7 +30,9 @@ export interface RecordedRequest {
 
 export type Script =
   // chunkDelayMs spaces out streamed chunks, for tests that watch chunks arrive one by one.
-  | { kind: 'ok'; chunkDelayMs?: number }
+  // endDelayMs holds the end of a streamed body back after its last event, as when a provider's terminating chunk
+  // comes in a later packet than its `[DONE]`.
+  | { kind: 'ok'; chunkDelayMs?: number; endDelayMs?: number }
   | { kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> }
   | { kind: 'rate_limited'; retryAfterSeconds: number }
   | { kind: 'slow_first_byte'; ms: number }

@@ -67,7 +67,7 @@ export const anthropicChat: ChatAdapter = {
     const delta = (d: Record<string, unknown>, finish: string | null = null) => [
       { index: 0, delta: d, logprobs: null, finish_reason: finish },
     ];
-    for await (const event of parseSse(response.body)) {
+    for await (const event of parseSse(response.body, { final: (e) => e.event === 'message_stop' })) {
       const data = JSON.parse(event.data) as StreamEvent;
       switch (data.type) {
         case 'message_start':

@@ -1,7 +1,7 @@
 import type { ChatAdapter, ChatChunk, ChatCompletion, Upstream } from '../../contracts/chat.ts';
 import { UpstreamError } from '../errors.ts';
 import { endpointUrl, postJson } from '../http.ts';
-import { parseSse } from '../sse.ts';
+import { isDone, parseSse } from '../sse.ts';
 import { toOpenAiRequest } from './request.ts';
 import { readOpenAiUsage } from './usage.ts';
 
@@ -53,8 +53,8 @@ export const openAiChat: ChatAdapter = {
       timeoutMs: call.upstream.timeoutMs,
       signal: call.signal,
     });
-    for await (const event of parseSse(response.body)) {
-      if (event.data === '[DONE]') return;
+    for await (const event of parseSse(response.body, { final: isDone })) {
+      if (isDone(event)) return;
       let chunk: ChatChunk;
       try {
         chunk = JSON.parse(event.data) as ChatChunk;

@@ -1,7 +1,7 @@
 import type { ReportedUsage, Upstream } from '../../contracts/chat.ts';
 import { UpstreamError } from '../errors.ts';
 import { endpointUrl, postJson } from '../http.ts';
-import { parseSse } from '../sse.ts';
+import { isDone, parseSse } from '../sse.ts';
 import { readOpenAiUsage } from './usage.ts';
 
 /** A legacy text completion or one of its stream chunks: `choices[].text`. */
@@ -63,8 +63,8 @@ export const openAiTextCompletions = {
 
   async *stream(call: TextCompletionCall): AsyncIterable<{ chunk: TextCompletion; usage?: ReportedUsage }> {
     const response = await postJson(request(call, true));
-    for await (const event of parseSse(response.body)) {
-      if (event.data === '[DONE]') return;
+    for await (const event of parseSse(response.body, { final: isDone })) {
+      if (isDone(event)) return;
       let chunk: TextCompletion;
       try {
         chunk = JSON.parse(event.data) as TextCompletion;
