@@ -175,6 +175,26 @@ describe('the request log: every request an event, read back through /v1/request
     const bad = await get('/requests?from=abc');
     expect(bad.status).toBe(400);
     expect((await json(bad)).error.message).toContain('an ISO 8601 date-time or a Unix timestamp in seconds');
+
+    // A count is decimal digits, given once: no exponent, no hex, no empty value read as 0.
+    expect((await json(await get('/requests?limit=2'))).data).toHaveLength(2);
+    for (const [query, says] of [
+      ['limit=1e2', 'decimal digits'],
+      ['limit=0x10', 'decimal digits'],
+      ['limit=', 'decimal digits'],
+      ['limit=1&limit=2', 'given once'],
+      ['limit=0', '>=1'],
+      ['limit=101', '<=100'],
+      ['status=4O4', 'decimal digits'],
+    ] as const) {
+      const refused = await get(`/requests?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect((await json(refused)).error, query).toMatchObject({
+        type: 'invalid_request_error',
+        param: query.split('=')[0],
+        message: expect.stringContaining(says),
+      });
+    }
   });
 
   it('logs a provider failure (502) and a rate-limited request (429) with no cost', async () => {

@@ -5,6 +5,7 @@ import { batchEndpoint } from '../../../batches/input.ts';
 import type { BatchService } from '../../../batches/service.ts';
 import { isValidTag, requestTag } from '../../../chat/request.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
+import { queryInteger } from '../../query.ts';
 
 const Id = z.object({ id: z.string().min(1).max(200) });
 const CreateBatch = z.object({
@@ -24,7 +25,7 @@ const CreateBatch = z.object({
     .optional(),
 });
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).default(20),
   after: z.string().min(1).optional(),
 });
 

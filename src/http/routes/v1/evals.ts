@@ -2,14 +2,15 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CreateEvalRequest } from '../../../evals/request.ts';
 import type { EvalService } from '../../../evals/service.ts';
+import { queryInteger } from '../../query.ts';
 
 const Id = z.object({ id: z.string().min(1).max(200) });
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).default(20),
   after: z.string().min(1).optional(),
 });
 const ItemsQuery = ListQuery.extend({
-  run: z.coerce.number().int().min(1).optional(),
+  run: queryInteger(1, Number.MAX_SAFE_INTEGER).optional(),
   model: z.string().min(1).max(200).optional(),
 });
 

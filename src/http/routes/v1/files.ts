@@ -3,12 +3,13 @@ import { z } from 'zod';
 import { StoredFilePurpose } from '../../../../events/file.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { FilesService } from '../../../files/service.ts';
+import { queryInteger } from '../../query.ts';
 import { receiveMultipart, TAKES_FILES } from '../../uploads.ts';
 
 const Id = z.object({ id: z.string().min(1).max(200) });
 const ListQuery = z.object({
   purpose: StoredFilePurpose.optional(),
-  limit: z.coerce.number().int().min(1).max(10_000).default(10_000),
+  limit: queryInteger(1, 10_000).default(10_000),
   after: z.string().min(1).optional(),
   order: z.enum(['asc', 'desc']).default('desc'),
 });

@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { listJobs } from '../../../../projections/jobs/list.ts';
 import type { Sql } from '../../../../projections/types.ts';
+import { queryInteger } from '../../query.ts';
 
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).default(20),
   after: z.string().min(1).max(200).optional(),
   status: z.enum(['queued', 'processing', 'completed', 'failed']).optional(),
 });

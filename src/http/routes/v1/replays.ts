@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import type { ReplayService } from '../../../replays/service.ts';
+import { queryInteger } from '../../query.ts';
 import { callContext } from '../../served.ts';
 
 const Id = z.object({ id: z.string().min(1).max(200) });
@@ -13,7 +14,7 @@ const CreateReplay = z.object({
   max_requests: z.number().int().min(1).max(100_000).optional(),
 });
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).default(20),
   after: z.string().min(1).optional(),
 });
 

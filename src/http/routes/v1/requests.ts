@@ -6,6 +6,7 @@ import { RequestRefused } from '../../../contracts/errors.ts';
 import type { BlobStore } from '../../../files/blob-store.ts';
 import { findLoggedRequest, loggedBodies, loggedRequest } from '../../../requests/lookup.ts';
 import { requestView } from '../../../requests/view.ts';
+import { queryInteger } from '../../query.ts';
 
 /** A time bound: an ISO 8601 date-time, or a Unix timestamp in seconds as OpenAI's usage queries take. */
 const Instant = z.string().transform((text, context) => {
@@ -18,11 +19,11 @@ const Instant = z.string().transform((text, context) => {
 });
 
 const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).default(20),
   after: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   tag: z.string().min(1).optional(),
-  status: z.coerce.number().int().min(100).max(599).optional(),
+  status: queryInteger(100, 599).optional(),
   sub_account_id: z.string().min(1).optional(),
   from: Instant.optional(),
   to: Instant.optional(),

@@ -28,12 +28,13 @@ import {
 } from '../../../responses/stored.ts';
 import { ResponseEvents, sseEvent } from '../../../responses/stream.ts';
 import { describeError } from '../../errors.ts';
+import { queryInteger } from '../../query.ts';
 import { callContext, relaySse, type SseEncoder, servedHeaders } from '../../served.ts';
 
 const Id = z.object({ id: z.string().min(1) });
 
 const ItemsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: queryInteger(1, 100).default(20),
   order: z.enum(['asc', 'desc']).default('desc'),
   after: z.string().min(1).optional(),
   include: z.union([z.string(), z.array(z.string())]).optional(),
