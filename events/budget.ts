@@ -81,6 +81,8 @@ export const SpendOverrun = z.object({
   subAccountId: z.string().nullable(),
   tag: z.string().nullable(),
   overrunNanos: Nanos,
+  /** The model of the charge it overran (`charge.model` of its `SpendSettled`); absent in events older than it. */
+  model: z.string().optional(),
 });
 
 export const SpendReleased = z.object({

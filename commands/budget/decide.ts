@@ -321,7 +321,10 @@ function settle(
   ];
   const overrun = command.actualNanos - chargedNanos;
   if (overrun > 0n)
-    events.push({ type: 'SpendOverrun', data: { ...common, overrunNanos: overrun.toString() } });
+    events.push({
+      type: 'SpendOverrun',
+      data: { ...common, overrunNanos: overrun.toString(), model: command.charge.model },
+    });
   const logged: BudgetEvent[] = command.request
     ? [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }]
     : [];

@@ -2,12 +2,13 @@ import { guardTable } from '../guard.ts';
 import type { Projection, Sql } from '../types.ts';
 
 /**
- * Usage per account, month, sub-account ('' for the account's own keys) and tag ('' for untagged), and per
- * UTC day: requests, charged nano-dollars, and units (tokens for chat).
+ * Usage per account, month, sub-account ('' for the account's own keys) and tag ('' for untagged), per account,
+ * month, sub-account and model, and per UTC day: requests, charged nano-dollars, and units (tokens for chat). An
+ * overrun adds money and no request, under the model of the charge it overran.
  */
 export const usageProjection: Projection = {
   name: 'usage',
-  version: 1,
+  version: 2,
   tables: {
     usage: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       account_id text NOT NULL,
@@ -27,6 +28,15 @@ export const usageProjection: Projection = {
       units bigint NOT NULL,
       PRIMARY KEY (account_id, day)
     )`,
+    usage_models: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      account_id text NOT NULL,
+      month text NOT NULL,
+      sub_account_id text NOT NULL,
+      model text NOT NULL,
+      requests bigint NOT NULL,
+      cost_nanos numeric(38, 0) NOT NULL,
+      PRIMARY KEY (account_id, month, sub_account_id, model)
+    )`,
     usage_events: guardTable,
   },
   canHandle: ['SpendSettled', 'SpendOverrun'],
@@ -36,10 +46,23 @@ export const usageProjection: Projection = {
     const cost = settled ? event.data.chargedNanos : event.data.overrunNanos;
     const requests = settled ? 1 : 0;
     const units = settled ? event.data.charge.units : 0;
+    const model = settled ? event.data.charge.model : (event.data.model ?? null);
     // One statement: the counters move only when the event is folded for the first time (a replay changes nothing).
+    // An overrun written before it carried its model finds it in the settled charge of its hold (the balances
+    // projection's table; only rebuilds fold such events, and the charges are read by then).
     await sql.query(
       `WITH first AS (
          INSERT INTO ${t.usage_events} (event_id) VALUES ($8::uuid) ON CONFLICT DO NOTHING RETURNING event_id),
+       models AS (
+         INSERT INTO ${t.usage_models} (account_id, month, sub_account_id, model, requests, cost_nanos)
+         SELECT $1::text, $2::text, $3::text,
+                coalesce($10::text, (SELECT c.model FROM charges c WHERE c.account_id = $1::text AND c.month = $2::text
+                  AND c.hold_id = $11::text AND c.kind = 'settled' LIMIT 1), ''),
+                $5::bigint, $6::numeric
+         WHERE EXISTS (SELECT 1 FROM first)
+         ON CONFLICT (account_id, month, sub_account_id, model) DO UPDATE SET
+           requests = ${t.usage_models}.requests + EXCLUDED.requests,
+           cost_nanos = ${t.usage_models}.cost_nanos + EXCLUDED.cost_nanos),
        monthly AS (
          INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, requests, cost_nanos, units)
          SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::numeric, $7::bigint WHERE EXISTS (SELECT 1 FROM first)
@@ -60,10 +83,36 @@ export const usageProjection: Projection = {
         units,
         stored.id,
         stored.occurredAt,
+        model,
+        event.data.holdId,
       ],
     );
   },
 };
+
+export interface ModelUsageRow {
+  model: string;
+  requests: string;
+  cost_nanos: string;
+}
+
+/**
+ * A month's (`YYYY-MM`, UTC) charges per model, most expensive first: every charge of the balance (shadow replays
+ * and replay judges included, which never reach the request log), so the same money as the balance and by tag.
+ */
+export async function usageByModel(
+  sql: Sql,
+  owner: { accountId: string; subAccountId: string | null },
+  month: string,
+): Promise<ModelUsageRow[]> {
+  const { rows } = await sql.query<ModelUsageRow & Record<string, unknown>>(
+    `SELECT model, sum(requests)::text AS requests, sum(cost_nanos)::text AS cost_nanos FROM usage_models
+     WHERE account_id = $1 AND month = $3 AND ($2::text IS NULL OR sub_account_id = $2)
+     GROUP BY model ORDER BY sum(cost_nanos) DESC, model`,
+    [owner.accountId, owner.subAccountId ?? null, month],
+  );
+  return rows;
+}
 
 export interface UsageRow {
   key: string;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type GatewayEvent, toNewEvent } from '../../events/index.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type Json, json } from '../support/json.ts';
 import { startOpenAiUpstream } from '../upstreams/openai.ts';
@@ -110,22 +111,79 @@ describe('usage with a shadow replay', () => {
   it('counts an overrun (cost beyond the hold) under the model it overran, as money and no request', async () => {
     const before = (await get('/v1/usage/by-model')).data as Json[];
     const target = before.find((row) => row.model === TARGET) as Json;
-    // An overrun's charge row names no model; only its hold ties it to the settled charge it overran.
-    const pool = gateway.runtime.database.pool;
-    const { rows } = await pool.query<{ hold_id: string; month: string }>(
-      `SELECT hold_id, month FROM charges WHERE account_id = $1 AND model = $2 AND kind = 'settled' LIMIT 1`,
-      [accountId, TARGET],
+    // A provider that bills more than the request's worst case: far more output than max_tokens allowed.
+    openai.script({
+      kind: 'error',
+      status: 200,
+      body: {
+        id: 'chatcmpl-overrun',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4.1-nano',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'long' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 10, completion_tokens: 100_000, total_tokens: 100_010 },
+      },
+    });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: TARGET,
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'overrun' }],
+      }),
+    });
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id') as string;
+    const costCents = Number(response.headers.get('x-cost-cents'));
+
+    const { rows } = await gateway.runtime.database.pool.query<{ type: string; data: Json }>(
+      `SELECT type, data FROM events WHERE type IN ('SpendSettled', 'SpendOverrun') AND data->>'requestId' = $1`,
+      [requestId],
     );
-    const settled = rows[0] as { hold_id: string; month: string };
-    await pool.query(
-      `INSERT INTO charges (event_id, account_id, month, kind, request_id, hold_id, charged_nanos, occurred_at)
-       VALUES ($1, $2, $3, 'overrun', 'overrun-request', $4, 1000, now())`,
-      [randomUUID(), accountId, settled.month, settled.hold_id],
+    const overrun = rows.find((row) => row.type === 'SpendOverrun');
+    expect(overrun?.data).toMatchObject({ model: TARGET });
+    expect(BigInt(overrun?.data.overrunNanos)).toBeGreaterThan(0n);
+
+    const after = await eventually(
+      async () => (await get('/v1/usage/by-model')).data as Json[],
+      (list) => (list.find((row) => row.model === TARGET)?.requests ?? 0) === target.requests + 1,
+      5000,
     );
-    const after = (await get('/v1/usage/by-model')).data as Json[];
-    const overrun = after.find((row) => row.model === TARGET) as Json;
-    expect(overrun.requests).toBe(target.requests);
-    expect(overrun.cost_cents).toBeCloseTo(target.cost_cents + 0.0001, 9);
+    const now = after.find((row) => row.model === TARGET) as Json;
+    // The settled part and the overrun together: the whole cost the answer reported, under the one model.
+    expect(now.cost_cents - target.cost_cents).toBeCloseTo(costCents, 6);
     expect(after).toHaveLength(before.length);
+    const byTag = await eventually(
+      async () => (await get('/v1/usage/by-tag')).data as Json[],
+      (list) => Math.abs(total(list) - total(after)) < 1e-9,
+      5000,
+    );
+    expect(count(byTag)).toBe(count(after));
+
+    // An overrun written before the event carried its model counts under the model of its hold's settled charge.
+    const legacy = { ...(overrun?.data as Json) };
+    delete legacy.model;
+    await gateway.runtime.store.append(
+      `legacy-overrun-${requestId}`,
+      [
+        toNewEvent(
+          { type: 'SpendOverrun', data: { ...legacy, overrunNanos: '1000' } } as GatewayEvent,
+          randomUUID(),
+          { now: new Date() },
+        ),
+      ],
+      'no_stream',
+    );
+    const later = await eventually(
+      async () => (await get('/v1/usage/by-model')).data as Json[],
+      (list) => (list.find((row) => row.model === TARGET)?.cost_cents ?? 0) > now.cost_cents,
+      5000,
+    );
+    expect((later.find((row) => row.model === TARGET) as Json).cost_cents).toBeCloseTo(
+      now.cost_cents + 0.0001,
+      9,
+    );
+    expect(later).toHaveLength(after.length);
   });
 });

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { monthOf } from '../../../../events/budget.ts';
-import { usageByModel } from '../../../../projections/balances/usage-by-model.ts';
 import { routingBy } from '../../../../projections/routing/index.ts';
 import type { Sql } from '../../../../projections/types.ts';
-import { usageBy } from '../../../../projections/usage/index.ts';
+import { usageBy, usageByModel } from '../../../../projections/usage/index.ts';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
 
@@ -105,7 +104,7 @@ export const usageRoutes =
           }),
       };
     });
-    // From the balance's charges: the usage read model has no model dimension (see usage-by-model.ts).
+    // The usage read model's model dimension: every charge of the balance, by the model it was charged for.
     app.get('/usage/by-model', { schema: query }, async (request) => {
       const month = request.query.month ?? currentMonth();
       const rows = await usageByModel(
