@@ -15,7 +15,7 @@ import type { ChatCompletionRequest } from '../chat/request.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import { projectedUpTo } from '../projections/wait.ts';
-import { gradingSampling } from '../replays/judge.ts';
+import { gradingLimit, gradingSampling } from '../replays/judge.ts';
 import { outputText } from '../replays/source.ts';
 import type { LoggedSource, RequestLogReader } from '../replays/types.ts';
 import { type AskModel, type ChatMessage, grade } from './grade.ts';
@@ -374,7 +374,7 @@ export class EvalWorker {
       const served = await this.complete(created, requestId, {
         model,
         messages: messages as ChatCompletionRequest['messages'],
-        max_tokens: GRADER_MAX_TOKENS,
+        max_tokens: gradingLimit(this.options.chat, model, GRADER_MAX_TOKENS),
         ...gradingSampling(this.options.chat, model),
       });
       return { text: outputText(served.completion), costNanos: served.costNanos };

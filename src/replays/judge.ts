@@ -56,6 +56,19 @@ export function gradingSampling(deps: ChatDeps, model: string): { temperature?: 
   return findChatModel(deps.catalog, deps.env, model)?.quirks.noSampling ? {} : { temperature: 0 };
 }
 
+/** What a reasoning model may think before its few words of grade: 2,048 tokens at most, charged as used. */
+export const REASONING_ROOM_TOKENS = 2_048;
+
+/**
+ * The output limit of a grading call: the tokens of its answer, and for a reasoning model room to think first, since
+ * its reasoning comes out of the same limit (OpenAI's `max_completion_tokens`) and would leave no answer at all.
+ */
+export function gradingLimit(deps: ChatDeps, model: string, answerTokens: number): number {
+  return findChatModel(deps.catalog, deps.env, model)?.quirks.reasoning
+    ? answerTokens + REASONING_ROOM_TOKENS
+    : answerTokens;
+}
+
 type Verdict = 'A' | 'B' | 'TIE' | undefined;
 
 /** The delta from the two verdicts: the target is B in the first order and A in the second. */
@@ -104,7 +117,7 @@ export async function score(
           { role: 'system', content: JUDGE_SYSTEM },
           { role: 'user', content: judgePrompt(asked, a, b) },
         ],
-        max_tokens: 4,
+        max_tokens: gradingLimit(deps, model, 4),
         ...gradingSampling(deps, model),
       },
       discount,

@@ -441,6 +441,37 @@ describe('evals: three candidates, twenty items, one winner per metric', () => {
     expect((await call(key, 'GET', `/requests/${e.id}-1-0-1`)).body.tag).toBe('model-bakeoff');
   });
 
+  it('gives a reasoning model grading by criteria room to reason before its score', async () => {
+    // Its reasoning comes out of the output limit first, as on OpenAI's API, and runs as long as the prompt.
+    openai.behave?.('o3', {
+      reply: (prompt) => (/Answer to grade:\n(no idea|dunno)/.test(prompt) ? '0.25' : '1'),
+    });
+    const rubric = Array.from({ length: 40 }, (_, i) => `point${i}`).join(' ');
+    const created = await call(key, 'POST', '/evals', {
+      name: 'graded by a reasoning model',
+      candidate_models: [EXPENSIVE, CHEAPEST],
+      dataset: dataset(2),
+      metric: 'quality',
+      testing_criteria: [
+        {
+          type: 'score_model',
+          name: 'reasoner',
+          model: 'openai/o3',
+          input: [{ role: 'user', content: `Answer to grade:\n{{sample.output_text}}\n\nRubric: ${rubric}` }],
+          pass_threshold: 0.5,
+        },
+      ],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const e = await ended(gateway, key, created.body.id);
+    expect(e.status).toBe('completed');
+    // The right model scores 1 and the wrong one ¼: with no room left after its reasoning it would reply nothing.
+    expect((e.results as Json[]).map((r) => [r.model, r.mean_score])).toEqual([
+      [EXPENSIVE, 1],
+      [CHEAPEST, 0],
+    ]);
+  });
+
   it('sends eval.completed to the account’s endpoint, signed with the main key’s secret', async () => {
     const e = qualityEval;
     const hooks = await eventually(

@@ -17,8 +17,10 @@ import { sampleOf } from './json-schema-sample.ts';
  * - tool call: when tools are given (and tool choice is not 'none'), the conversation ends with a user text message
  *   and that text has the word "weather", the model calls the first tool with {"city":"Paris"}; it counts
  *   1 + words(arguments) = 2 completion tokens and the output limit does not apply.
- * - reasoning = `thinking about: <last user text>`, reasoning tokens = its words, not capped by the limit. OpenAI
- *   and Anthropic count them inside completion/output tokens; Gemini reports them apart (thoughtsTokenCount).
+ * - reasoning = `thinking about: <last user text>`, reasoning tokens = its words. OpenAI and Anthropic count them
+ *   inside completion/output tokens; Gemini reports them apart (thoughtsTokenCount). They come out of the output
+ *   limit first, as OpenAI's max_completion_tokens: the visible reply gets what is left, and a limit that the
+ *   reasoning uses up leaves no reply at all, finished with 'length'.
  * The last user text is the text of the last user message that has any (tool results skipped).
  */
 
@@ -87,8 +89,13 @@ export function answer(ask: Ask): Answer {
   const promptTokens = conversation.messageTexts.reduce((sum, text) => sum + words(text) + perMessage, 0);
   const system = conversation.systemText;
   const cachedTokens = system !== undefined && /\bcached\b/i.test(system) ? words(system) + perMessage : 0;
-  const reasoning = ask.reasoning ? `thinking about: ${conversation.lastUserText}` : undefined;
-  const base = { reasoning, reasoningTokens: reasoning ? words(reasoning) : 0, promptTokens, cachedTokens };
+  const thought = ask.reasoning ? `thinking about: ${conversation.lastUserText}` : undefined;
+  const reasoning =
+    thought !== undefined && ask.limit !== undefined ? truncateWords(thought, ask.limit) : thought;
+  const reasoningTokens = reasoning ? words(reasoning) : 0;
+  const base = { reasoning, reasoningTokens, promptTokens, cachedTokens };
+  // What the reasoning leaves of the output limit for the visible reply.
+  const room = ask.limit === undefined ? undefined : Math.max(0, ask.limit - reasoningTokens);
 
   if (ask.toolName && conversation.endsWithUserText && /\bweather\b/i.test(conversation.lastUserText)) {
     const args = { city: 'Paris' };
@@ -104,8 +111,8 @@ export function answer(ask: Ask): Answer {
       : ask.json
         ? JSON.stringify({ echo: conversation.lastUserText })
         : `echo: ${conversation.lastUserText}`;
-  const over = ask.limit !== undefined && words(full) > ask.limit;
-  const text = over ? truncateWords(full, ask.limit ?? 0) : full;
+  const over = room !== undefined && words(full) > room;
+  const text = over ? truncateWords(full, room ?? 0) : full;
   return {
     ...base,
     text,
