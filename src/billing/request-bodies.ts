@@ -163,6 +163,11 @@ const MAX_ROWS = 10_000;
 /** Pauses before each new attempt at a batch whose INSERT failed; after the last, its bodies are given up. */
 const RETRY_DELAYS_MS = [250, 1_000, 4_000];
 /**
+ * How long an idle writer waits for more bodies before it sends the first: at light load each request's bodies
+ * would otherwise be a statement of their own, and a write to PostgreSQL's socket is dear on a small machine.
+ */
+const BATCH_WINDOW_MS = 10;
+/**
  * Hashes sent to the table lately: the same body (a repeated prompt, an identical answer) is sent at most once
  * in RECENT_MS, by each instance. The time bound is what lets a body deleted elsewhere (by another instance's
  * `DELETE /v1/responses`) be stored again by the next request that carries it, RECENT_MS later at the latest;
@@ -189,6 +194,7 @@ export class RequestBodies {
   private queue: { sha256: string; json: string }[] = [];
   private queuedBytes = 0;
   private writing = false;
+  private window: NodeJS.Timeout | undefined;
   private skipped = 0;
   /** Failed attempts in a row at the batch at the head of the queue. */
   private failures = 0;
@@ -220,7 +226,10 @@ export class RequestBodies {
       this.remember(sha256, now);
       this.queue.push({ sha256, json });
       this.queuedBytes += json.length;
-      this.pump();
+      if (!this.writing && this.window === undefined) {
+        this.window = setTimeout(() => this.pump(), BATCH_WINDOW_MS);
+        this.window.unref();
+      }
     }
     return sha256;
   }
@@ -228,7 +237,9 @@ export class RequestBodies {
   /** Resolves once every queued body is written: a shutdown must not close the pool under a write. */
   drain(): Promise<void> {
     if (!this.writing && this.queue.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drained.push(resolve));
+    const drained = new Promise<void>((resolve) => this.drained.push(resolve));
+    if (this.window !== undefined) this.pump();
+    return drained;
   }
 
   /** Deleted bodies: the next request that carries one stores it again. */
@@ -246,6 +257,8 @@ export class RequestBodies {
   }
 
   private pump(): void {
+    clearTimeout(this.window);
+    this.window = undefined;
     if (this.writing) return;
     if (this.queue.length === 0) {
       for (const resolve of this.drained.splice(0)) resolve();
