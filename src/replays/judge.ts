@@ -57,7 +57,7 @@ export function gradingSampling(deps: ChatDeps, model: string): { temperature?: 
 }
 
 /** What a reasoning model may think before its few words of grade: 2,048 tokens at most, charged as used. */
-export const REASONING_ROOM_TOKENS = 2_048;
+const REASONING_ROOM_TOKENS = 2_048;
 
 /**
  * The output limit of a grading call: the tokens of its answer, and for a reasoning model room to think first, since
