@@ -21,19 +21,10 @@ const Message = z
       });
   });
 
-/** The function a `tool_choice` object names, if it names one. */
-function chosenFunction(choice: unknown): string | undefined {
-  const named = (choice as { function?: { name?: unknown } } | null)?.function?.name;
+/** The function a tool or a `tool_choice` object names, if it names one. */
+function functionName(holder: unknown): string | undefined {
+  const named = (holder as { function?: { name?: unknown } } | null)?.function?.name;
   return typeof named === 'string' ? named : undefined;
-}
-
-function toolNames(tools: unknown[] | undefined): Set<string> {
-  const names = new Set<string>();
-  for (const tool of tools ?? []) {
-    const name = (tool as { function?: { name?: unknown } } | null)?.function?.name;
-    if (typeof name === 'string') names.add(name);
-  }
-  return names;
 }
 
 /** The chat-completions request; fields the gateway does not use pass through to the provider untouched. */
@@ -63,8 +54,8 @@ export const ChatCompletionRequest = z
   })
   .loose()
   .superRefine((body, context) => {
-    const chosen = chosenFunction(body.tool_choice);
-    if (chosen !== undefined && !toolNames(body.tools).has(chosen))
+    const chosen = functionName(body.tool_choice);
+    if (chosen !== undefined && !(body.tools ?? []).some((tool) => functionName(tool) === chosen))
       context.addIssue({
         code: 'custom',
         path: ['tool_choice'],

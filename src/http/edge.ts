@@ -159,7 +159,6 @@ export function unsupportedType(given: string | undefined): RequestRefused {
   );
 }
 
-/** The body stream, cut with a 408 if it has not all arrived within `ms`. */
 /**
  * Every byte the Content-Length announced is already read: there is nothing left to wait for. Node marks the
  * request complete a turn later than it has the bytes, so `complete` alone sent nearly every JSON body through the
@@ -170,6 +169,7 @@ function bodyArrived(raw: IncomingMessage): boolean {
   return length !== undefined && raw.readableLength >= Number(length);
 }
 
+/** The body stream, cut with a 408 if it has not all arrived within `ms`. */
 function withDeadline(payload: Readable, ms: number): Readable {
   const out = new PassThrough();
   const timer = setTimeout(() => {
