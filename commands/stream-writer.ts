@@ -135,8 +135,10 @@ export class StreamWriter<State, Command, Event> {
     // this batch decides again as long as the stream moves. Read again unmoved, it is a real reuse of an id.
     let clash: { revision: number; error: DuplicateEventIdError } | undefined;
     let reloadedForExisting = false;
+    let reloadedForRefusal = false;
     for (let attempt = 1; ; attempt++) {
-      const start = this.known.get(stream) ?? (await this.load(stream));
+      const cached = this.known.get(stream);
+      const start = cached ?? (await this.load(stream));
       if (clash && start.revision === clash.revision) throw clash.error;
       let state = start.state;
       const events: NewEvent[] = [];
@@ -152,6 +154,13 @@ export class StreamWriter<State, Command, Event> {
         } catch (error) {
           outcomes.push({ ok: false, error });
         }
+      }
+      // A refusal decided on a remembered state is confirmed on the stream as it is: another process may have
+      // appended what the command needs (a cancellation whose charge it records), and a refusal appends nothing.
+      if (cached && !reloadedForRefusal && outcomes.some((o) => !o.ok && o.error instanceof DomainError)) {
+        this.known.delete(stream);
+        reloadedForRefusal = true;
+        continue;
       }
       let checkpoint: string | undefined;
       try {

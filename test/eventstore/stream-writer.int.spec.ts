@@ -67,6 +67,38 @@ describe('stream writers of two instances over one store', () => {
     ]);
   });
 
+  it('confirms a refusal decided on a remembered state against the stream, which another instance moved', async () => {
+    // Settling is allowed only once something was opened; another instance opens it.
+    type Opening = { type: 'Opened' } | { type: 'Settled' } | { type: 'Touched' };
+    const gate = () =>
+      new StreamWriter<{ open: boolean }, 'Open' | 'Settle' | 'Touch', Opening>(store, {
+        initialState: () => ({ open: false }),
+        evolve: (state, event) => ({ open: state.open || event.type === 'Opened' }),
+        decide: (command, state) => {
+          if (command === 'Open') return [{ type: 'Opened' }];
+          if (command === 'Touch') return [{ type: 'Touched' }];
+          if (!state.open) throw new DomainError('conflict', 'nothing is open');
+          return [{ type: 'Settled' }];
+        },
+        parse: (stored) => ({ type: stored.type }) as Opening,
+        serialize: (event) => ({
+          id: randomUUID(),
+          type: event.type,
+          data: {},
+          metadata: { schemaVersion: 1 },
+        }),
+      });
+    const stream = `gate-${randomUUID()}`;
+    const a = gate();
+    const b = gate();
+    await a.submit(stream, 'Touch'); // a remembers the stream: nothing open
+    await b.submit(stream, 'Open');
+    const settled = await a.submit(stream, 'Settle');
+    expect(settled.events).toEqual([{ type: 'Settled' }]);
+    expect((await store.readStream(stream)).map((e) => e.type)).toEqual(['Touched', 'Opened', 'Settled']);
+    await expect(b.submit(`gate-${randomUUID()}`, 'Settle')).rejects.toThrow('nothing is open');
+  });
+
   it('reads the stream again after events it re-decided were found stored, rather than trust its own state', async () => {
     // A payment a key, with the key's id; the decider does not look for the key in the state, so a command sent
     // twice decides the same event twice and the store finds it stored both times.
