@@ -75,6 +75,28 @@ export const JobCancelled = z.object({
   jobId: z.string(),
   /** Whether the provider's work was under way (and asked to stop). */
   wasSubmitted: z.boolean(),
+  /**
+   * Whether the work had been handed to the provider (claimed by a worker: submitted, or being submitted), so that
+   * the provider may bill it: the hold then stays until `JobCancelCharged` says what was charged. Absent in events
+   * written before cancellations were charged: those released their hold.
+   */
+  billable: z.boolean().optional(),
+});
+
+/**
+ * What a cancellation after hand-off was charged, recorded after the hold was settled (or released, when the
+ * provider turned the work down). `basis`: `provider_output` (the provider delivered units, charged as produced),
+ * `hold` (the provider had the work and reports nothing after a cancel, so the held worst case), `not_taken` (the
+ * provider refused or failed the submission: nothing charged).
+ */
+export const JobCancelCharged = z.object({
+  jobId: z.string(),
+  chargedNanos: Nanos,
+  units: z.number(),
+  basis: z.enum(['provider_output', 'hold', 'not_taken']),
+  /** The result the provider delivered anyway, stored and listed as the job's file (null when none). */
+  resultFileId: z.string().nullable(),
+  resultFilename: z.string().nullable(),
 });
 
 export const jobEventSchemas = {
@@ -85,6 +107,7 @@ export const jobEventSchemas = {
   JobCompleted,
   JobFailed,
   JobCancelled,
+  JobCancelCharged,
 } as const;
 
 type Of<T extends keyof typeof jobEventSchemas> = { type: T; data: z.infer<(typeof jobEventSchemas)[T]> };
@@ -95,6 +118,7 @@ export type JobEvent =
   | Of<'JobAttemptFailed'>
   | Of<'JobCompleted'>
   | Of<'JobFailed'>
-  | Of<'JobCancelled'>;
+  | Of<'JobCancelled'>
+  | Of<'JobCancelCharged'>;
 
 export const jobStream = (jobId: string) => `job-${jobId}`;

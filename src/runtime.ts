@@ -3,6 +3,7 @@ import { BudgetLedger } from '../commands/budget/handler.ts';
 import { JobCommands } from '../commands/job/handler.ts';
 import type { EventStore } from '../events/store.ts';
 import { START } from '../events/store.ts';
+import { fileDeleted } from '../projections/files/index.ts';
 import { projections } from '../projections/index.ts';
 import { postgresLiveSnapshots } from './accounts/live-snapshot.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
@@ -225,6 +226,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     extraKinds: { transcription: transcriptionKind },
     webhookDelivered: async (jobId) => (await webhooks.statusOf(jobSource(jobId)))?.status === 'delivered',
     onEnded: (jobId) => notifyJobEnded({ store, media }, webhooks, jobId),
+    fileDeleted: (fileId) => fileDeleted(database.pool, fileId),
   };
   const jobWorker = startJobWorker(
     {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { JobError, JobEvent, JobQueued } from '../../events/job.ts';
+import type { JobCancelCharged, JobError, JobEvent, JobQueued } from '../../events/job.ts';
 import { DomainError } from '../errors.ts';
 
 export type JobStatus = 'none' | 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
@@ -13,10 +13,20 @@ export interface JobState {
   providerJobId: string | null;
   /** When a queued job may be tried again after a failed attempt. */
   retryAt: string | null;
+  /** A cancellation after hand-off: its charge is still to be recorded (`pending`) or was (`charged`). */
+  cancelCharge: 'none' | 'pending' | 'charged';
 }
 
 export function initialState(): JobState {
-  return { jobId: '', status: 'none', attempt: 0, leaseUntil: null, providerJobId: null, retryAt: null };
+  return {
+    jobId: '',
+    status: 'none',
+    attempt: 0,
+    leaseUntil: null,
+    providerJobId: null,
+    retryAt: null,
+    cancelCharge: 'none',
+  };
 }
 
 export function evolve(state: JobState, event: JobEvent): JobState {
@@ -47,7 +57,11 @@ export function evolve(state: JobState, event: JobEvent): JobState {
     case 'JobFailed':
       return { ...state, status: 'failed', leaseUntil: null };
     case 'JobCancelled':
-      return { ...state, status: 'cancelled', leaseUntil: null };
+      // The claim's lease stays: a cancellation whose submission is in flight is charged by that worker, or by
+      // another once the lease has run out.
+      return { ...state, status: 'cancelled', cancelCharge: event.data.billable ? 'pending' : 'none' };
+    case 'JobCancelCharged':
+      return { ...state, cancelCharge: 'charged' };
     default: {
       const _exhaustive: never = event;
       return _exhaustive;
@@ -71,7 +85,9 @@ export type JobCommand =
       units: number;
     }
   | { type: 'FailJob'; error: z.infer<typeof JobError> }
-  | { type: 'CancelJob' };
+  | { type: 'CancelJob' }
+  /** What a cancellation after hand-off was charged, once the hold is settled or released. */
+  | { type: 'RecordCancelCharge'; charge: Omit<z.infer<typeof JobCancelCharged>, 'jobId'> };
 
 const finished = (status: JobStatus) =>
   status === 'completed' || status === 'failed' || status === 'cancelled';
@@ -171,7 +187,22 @@ export function decide(command: JobCommand, state: JobState): JobEvent[] {
           `The job has already ${state.status === 'completed' ? 'completed' : 'ended'}; there is nothing to cancel`,
         );
       }
-      return [{ type: 'JobCancelled', data: { jobId, wasSubmitted: state.providerJobId !== null } }];
+      // Once a worker has claimed the job, the provider has the work or is being given it, and may bill it.
+      return [
+        {
+          type: 'JobCancelled',
+          data: {
+            jobId,
+            wasSubmitted: state.providerJobId !== null,
+            billable: state.status === 'processing',
+          },
+        },
+      ];
+    case 'RecordCancelCharge':
+      if (state.cancelCharge !== 'pending') {
+        throw new DomainError('conflict', 'The job has no cancellation charge to record');
+      }
+      return [{ type: 'JobCancelCharged', data: { jobId, ...command.charge } }];
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -121,7 +121,10 @@ describe('job decider', () => {
         },
       },
     ]);
-    const cancelled: JobEvent = { type: 'JobCancelled', data: { jobId: 'job_1', wasSubmitted: false } };
+    const cancelled: JobEvent = {
+      type: 'JobCancelled',
+      data: { jobId: 'job_1', wasSubmitted: false, billable: true },
+    };
     expect(given([queued, claimed(1)])({ type: 'CancelJob' })).toEqual([cancelled]);
     expect(refusal([queued, claimed(1), cancelled], complete)).toBe('conflict');
     expect(refusal([queued, claimed(1), cancelled], { type: 'CancelJob' })).toBe('conflict');
@@ -131,6 +134,35 @@ describe('job decider', () => {
         error: { message: 'x', type: 'provider_error', code: 502 },
       }),
     ).toEqual([]);
+  });
+
+  it('charges a cancellation once, and only one made after a worker took the job', () => {
+    const charge = {
+      chargedNanos: '900',
+      units: 6,
+      basis: 'hold' as const,
+      resultFileId: null,
+      resultFilename: null,
+    };
+    const record: JobCommand = { type: 'RecordCancelCharge', charge };
+    expect(given([queued])({ type: 'CancelJob' })).toEqual([
+      { type: 'JobCancelled', data: { jobId: 'job_1', wasSubmitted: false, billable: false } },
+    ]);
+    const free: JobEvent = {
+      type: 'JobCancelled',
+      data: { jobId: 'job_1', wasSubmitted: false, billable: false },
+    };
+    expect(refusal([queued, free], record)).toBe('conflict');
+    const billable: JobEvent = {
+      type: 'JobCancelled',
+      data: { jobId: 'job_1', wasSubmitted: false, billable: true },
+    };
+    const charged: JobEvent = { type: 'JobCancelCharged', data: { jobId: 'job_1', ...charge } };
+    expect(given([queued, claimed(1), billable])(record)).toEqual([charged]);
+    expect(refusal([queued, claimed(1), billable, charged], record)).toBe('conflict');
+    // Written before cancellations were charged: no charge is due.
+    const legacy: JobEvent = { type: 'JobCancelled', data: { jobId: 'job_1', wasSubmitted: true } };
+    expect(refusal([queued, claimed(1), legacy], record)).toBe('conflict');
   });
 
   it('knows no commands for a job that does not exist', () => {

@@ -101,6 +101,14 @@ export async function fileRow(sql: Sql, fileId: string): Promise<FileRow | undef
   return rows[0];
 }
 
+/** Whether the file was deleted (false for a live file and for one not projected yet). */
+export async function fileDeleted(sql: Sql, fileId: string): Promise<boolean> {
+  const { rows } = await sql.query('SELECT 1 FROM files WHERE file_id = $1 AND deleted_at IS NOT NULL', [
+    fileId,
+  ]);
+  return rows.length > 0;
+}
+
 /** Bytes of the account's live files, its sub-accounts' and batch outputs included (the storage quota's measure). */
 export async function storedBytes(sql: Sql, accountId: string): Promise<number> {
   const { rows } = await sql.query<{ bytes: string }>(

@@ -6,7 +6,7 @@ import type { Projection, Sql } from '../types.ts';
  */
 export const jobsProjection: Projection = {
   name: 'jobs',
-  version: 2,
+  version: 3,
   tables: {
     jobs: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       job_id text PRIMARY KEY,
@@ -20,10 +20,11 @@ export const jobsProjection: Projection = {
       retry_at timestamptz,
       provider_job_id text,
       webhook_url text,
+      cancel_charge text,
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL
     );
-    CREATE INDEX ON ${t} (status) WHERE status IN ('queued', 'processing')`,
+    CREATE INDEX ON ${t} (status) WHERE status IN ('queued', 'processing') OR cancel_charge = 'pending'`,
   },
   canHandle: [
     'JobQueued',
@@ -33,6 +34,7 @@ export const jobsProjection: Projection = {
     'JobCompleted',
     'JobFailed',
     'JobCancelled',
+    'JobCancelCharged',
   ],
   async evolve(sql, t, event, stored) {
     const at = stored.occurredAt;
@@ -72,7 +74,20 @@ export const jobsProjection: Projection = {
       case 'JobFailed':
         return end(sql, `${t.jobs}`, event.data.jobId, 'failed', at);
       case 'JobCancelled':
-        return end(sql, `${t.jobs}`, event.data.jobId, 'cancelled', at);
+        // A cancellation after hand-off keeps the claim's lease: its charge is due from a worker.
+        await sql.query(
+          `UPDATE ${t.jobs} SET status = 'cancelled', cancel_charge = $2,
+             lease_until = CASE WHEN $2::text IS NULL THEN NULL ELSE lease_until END, updated_at = $3
+           WHERE job_id = $1`,
+          [event.data.jobId, event.data.billable ? 'pending' : null, at],
+        );
+        return;
+      case 'JobCancelCharged':
+        await sql.query(
+          `UPDATE ${t.jobs} SET cancel_charge = 'charged', lease_until = NULL, updated_at = $2 WHERE job_id = $1`,
+          [event.data.jobId, at],
+        );
+        return;
       default:
         return;
     }
@@ -89,21 +104,24 @@ async function end(sql: Sql, table: string, jobId: string, status: string, at: D
 
 export interface DueJob {
   job_id: string;
-  status: 'queued' | 'processing';
+  status: 'queued' | 'processing' | 'cancelled';
   provider_job_id: string | null;
 }
 
 /**
  * Jobs a worker should look at now: queued ones past their retry time, claims whose lease ran out before the
- * provider took the work, and submitted ones to poll. Oldest first.
+ * provider took the work, submitted ones to poll, and cancellations after hand-off whose charge is still due (the
+ * cancelling request charges a submitted one itself, so those are taken after `cancelGraceMs`; one whose submission
+ * was in flight is charged by the worker submitting it, or after its lease). Oldest first.
  */
-export async function dueJobs(sql: Sql, now: Date, limit = 50): Promise<DueJob[]> {
+export async function dueJobs(sql: Sql, now: Date, limit = 50, cancelGraceMs = 60_000): Promise<DueJob[]> {
   const { rows } = await sql.query<DueJob & Record<string, unknown>>(
     `SELECT job_id, status, provider_job_id FROM jobs
       WHERE (status = 'queued' AND (retry_at IS NULL OR retry_at <= $1))
          OR (status = 'processing' AND (provider_job_id IS NOT NULL OR lease_until <= $1))
+         OR (cancel_charge = 'pending' AND (lease_until <= $1 OR (provider_job_id IS NOT NULL AND updated_at <= $3)))
       ORDER BY created_at LIMIT $2`,
-    [now, limit],
+    [now, limit, new Date(now.getTime() - cancelGraceMs)],
   );
   return rows;
 }
@@ -121,6 +139,7 @@ export async function jobsAwaitingWebhook(
   const { rows } = await sql.query<{ job_id: string }>(
     `SELECT j.job_id FROM jobs j
       WHERE j.webhook_url IS NOT NULL AND j.status IN ('completed', 'failed', 'cancelled') AND j.updated_at <= $1
+        AND j.cancel_charge IS DISTINCT FROM 'pending'
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.source = 'job:' || j.job_id)
       ORDER BY j.updated_at LIMIT $2`,
     [new Date(now.getTime() - graceMs), limit],

@@ -92,6 +92,31 @@ const FileObject = z.looseObject({
   status: z.string(),
 });
 
+const Job = z.looseObject({
+  id: z.string(),
+  object: z.literal('job'),
+  status: z.enum(['queued', 'processing', 'completed', 'failed']),
+  modality: z.string(),
+  model: z.string(),
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  error: z.looseObject({ message: z.string(), type: z.string(), code: z.number().int() }).nullable(),
+  result_file_id: z.string().nullable(),
+  result_url: z.string().nullable(),
+  webhook_url: z.string().nullable(),
+  webhook_delivered: z.boolean(),
+  attempts: z.number().int().min(0),
+  cost_cents: z.number().nullable(),
+  cancellation: z
+    .looseObject({
+      cancelled_at: z.number().int(),
+      after_handoff: z.boolean(),
+      charge: z.enum(['none', 'pending', 'charged']),
+      basis: z.enum(['before_handoff', 'provider_output', 'hold', 'not_taken']).nullable(),
+    })
+    .nullable(),
+});
+
 const UsageRow = z.looseObject({
   requests: z.number().int().min(0),
   cost_cents: z.number(),
@@ -137,6 +162,8 @@ const Readiness = z.looseObject({
 export const DOCUMENTED_RESPONSES: Record<string, Record<number, z.ZodType>> = {
   'POST /v1/chat/completions': { 200: ChatCompletionBody },
   'POST /v1/embeddings': { 200: EmbeddingsBody },
+  'GET /v1/jobs/:id': { 200: Job },
+  'DELETE /v1/jobs/:id': { 200: Job },
   'GET /v1/sub-accounts': { 200: z.looseObject({ object: z.literal('list'), data: z.array(SubAccount) }) },
   'POST /v1/sub-accounts': { 200: SubAccount },
   'GET /v1/sub-accounts/:id': { 200: SubAccount },

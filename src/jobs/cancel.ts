@@ -4,9 +4,9 @@ import type { JobInput } from '../contracts/jobs.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
 import { release } from '../pipeline/ledger.ts';
+import { chargeCancellation, stopAtProvider } from './cancel-charge.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import { holdOf, type JobHistory, type JobsDeps, mayRead, readJob, resolveJobModel } from './service.ts';
-import { latest } from './worker.ts';
 
 /** A job the key may see, or a 404 that does not say whether it exists for someone else. */
 export async function jobFor(
@@ -22,9 +22,11 @@ export async function jobFor(
 }
 
 /**
- * Cancels a job that has not finished: the cancellation is recorded (so no worker completes it afterwards), its
- * hold is released, and the provider is asked to stop when the work had reached it (best effort: a provider that
- * cannot stop may still bill the gateway, which the client does not pay). A finished job is a 409.
+ * Cancels a job that has not finished; a finished job is a 409. The cancellation is recorded first, so no worker
+ * completes the job afterwards. Before a worker took it, nothing reached the provider: the hold is released. After,
+ * the provider has the work (or is being given it) and may bill it whatever the gateway asks, so the job is charged
+ * as the provider bills it: a submitted job is asked to stop and charged its hold here (no provider reports what a
+ * stopped job cost); one whose submission is in flight is charged by the worker once the provider answers.
  */
 export async function cancelJob(
   deps: JobsDeps & { blobs: BlobStore },
@@ -33,27 +35,34 @@ export async function cancelJob(
   extraKinds: Readonly<Record<string, JobKind>> = {},
 ): Promise<JobHistory> {
   const history = await jobFor(deps, auth, jobId);
-  const providerJobId = latest(history).providerJobId;
-  await deps.commands.handle(jobId, { type: 'CancelJob' }, { now: deps.clock() });
-  await release(deps.spending, holdOf(deps.spending, history.queued), 'cancelled');
-  const kind =
-    (JOB_KINDS as Record<string, JobKind>)[history.queued.modality] ?? extraKinds[history.queued.modality];
-  if (providerJobId && kind) {
-    try {
-      const target = resolveJobModel(deps, kind, history.queued.model);
-      await target.adapter.cancel?.(
-        {
-          upstream: target.upstream,
-          input: history.queued.input as JobInput,
-          signal: AbortSignal.timeout(30_000),
-          allowPrivateUrls: allowPrivateUrls(deps.env),
-          blobs: deps.blobs,
-        },
-        providerJobId,
-      );
-    } catch {
-      // Best effort: the job is cancelled here whatever the provider says.
+  const decision = await deps.commands.handle(jobId, { type: 'CancelJob' }, { now: deps.clock() });
+  const cancelled = decision.events.find((e) => e.type === 'JobCancelled');
+  if (!cancelled?.data.billable) {
+    await release(deps.spending, holdOf(deps.spending, history.queued), 'cancelled');
+  } else if (decision.state.providerJobId) {
+    const kind =
+      (JOB_KINDS as Record<string, JobKind>)[history.queued.modality] ?? extraKinds[history.queued.modality];
+    // A model no longer servable (its provider's key removed) leaves the charge to the worker's sweep, which logs it.
+    const target = kind && tryResolve(deps, kind, history.queued.model);
+    if (kind && target) {
+      const call = {
+        upstream: target.upstream,
+        input: history.queued.input as JobInput,
+        signal: AbortSignal.timeout(30_000),
+        allowPrivateUrls: allowPrivateUrls(deps.env),
+        blobs: deps.blobs,
+      };
+      await stopAtProvider(target, call, decision.state.providerJobId);
+      await chargeCancellation(deps, history, kind, target, { basis: 'hold' });
     }
   }
   return (await readJob(deps.store, jobId)) ?? history;
+}
+
+function tryResolve(deps: JobsDeps, kind: JobKind, model: string) {
+  try {
+    return resolveJobModel(deps, kind, model);
+  } catch {
+    return undefined;
+  }
 }

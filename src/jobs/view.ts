@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { JobError } from '../../events/job.ts';
+import { nanosToCents } from '../contracts/money.ts';
 import type { MediaUrls } from '../media/signed-urls.ts';
 import type { JobHistory } from './service.ts';
 
@@ -20,10 +21,35 @@ export interface JobView {
   /** True once a delivery got a 2xx; false until then, and for a job with no webhook_url (nothing delivered). */
   webhook_delivered: boolean;
   attempts: number;
+  /** What the job was charged, in cents: null while that is not known yet (queued, processing, a charge pending). */
+  cost_cents: number | null;
+  /** How a cancelled job was charged; null for a job not cancelled. */
+  cancellation: Cancellation | null;
 }
 
-export const CANCELLED: z.infer<typeof JobError> = {
-  message: 'The job was cancelled by the client',
+/**
+ * `after_handoff`: a worker had given the work to the provider (or was giving it) when the client cancelled, so the
+ * provider may bill it. `charge`: `none` (cancelled before hand-off, or the provider did not take the work),
+ * `pending` (the provider's answer to a submission in flight decides), `charged`. `basis` says how a charge was
+ * reckoned: `provider_output` (what the provider delivered), `hold` (the held worst case: the provider had the work
+ * and reports nothing once asked to stop), `not_taken`, or `before_handoff`.
+ */
+export interface Cancellation {
+  cancelled_at: number;
+  after_handoff: boolean;
+  charge: 'none' | 'pending' | 'charged';
+  basis: 'before_handoff' | 'provider_output' | 'hold' | 'not_taken' | null;
+}
+
+const cancelledBefore: z.infer<typeof JobError> = {
+  message: 'The job was cancelled by the client before the provider had it; nothing was charged',
+  type: 'cancelled',
+  code: 499,
+};
+
+const cancelledAfter: z.infer<typeof JobError> = {
+  message:
+    'The job was cancelled by the client after the provider had it; it is charged as the provider bills it (see cancellation and cost_cents)',
   type: 'cancelled',
   code: 499,
 };
@@ -32,7 +58,8 @@ const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
 
 /**
  * The record of a job from its history. A cancelled job reads as `failed` with error type `cancelled` (the spec's
- * states have no cancelled); a completed one carries a signed `result_url` valid for an hour.
+ * states have no cancelled) and says in `cancellation` how it was charged; a completed one carries a signed
+ * `result_url` valid for an hour.
  */
 export function jobView(history: JobHistory, media: MediaUrls, webhookDelivered: boolean | null): JobView {
   const { queued, events } = history;
@@ -50,8 +77,11 @@ export function jobView(history: JobHistory, media: MediaUrls, webhookDelivered:
     webhook_url: queued.webhookUrl,
     webhook_delivered: queued.webhookUrl ? (webhookDelivered ?? false) : false,
     attempts: 0,
+    cost_cents: null,
+    cancellation: null,
   };
-  for (const { event } of events) {
+  const signed = (filename: string) => media.sign(`jobs/${queued.jobId}/${filename}`).url;
+  for (const { event, at } of events) {
     switch (event.type) {
       case 'JobQueued':
         break;
@@ -69,19 +99,39 @@ export function jobView(history: JobHistory, media: MediaUrls, webhookDelivered:
         view.status = 'completed';
         view.error = null;
         view.result_file_id = event.data.resultFileId;
-        if (event.data.resultFilename) {
-          view.result_url = media.sign(`jobs/${queued.jobId}/${event.data.resultFilename}`).url;
-        }
+        if (event.data.resultFilename) view.result_url = signed(event.data.resultFilename);
         if (event.data.result) view.result = event.data.result;
+        view.cost_cents = nanosToCents(BigInt(event.data.chargedNanos));
         break;
       case 'JobFailed':
         view.status = 'failed';
         view.error = event.data.error;
+        view.cost_cents = 0;
         break;
-      case 'JobCancelled':
+      case 'JobCancelled': {
+        const billable = event.data.billable === true;
         view.status = 'failed';
-        view.error = CANCELLED;
+        view.error = billable ? cancelledAfter : cancelledBefore;
+        view.cost_cents = billable ? null : 0;
+        view.cancellation = {
+          cancelled_at: seconds(at),
+          after_handoff: billable,
+          charge: billable ? 'pending' : 'none',
+          basis: billable ? null : 'before_handoff',
+        };
         break;
+      }
+      case 'JobCancelCharged': {
+        const charged = BigInt(event.data.chargedNanos);
+        view.cost_cents = nanosToCents(charged);
+        if (view.cancellation) {
+          view.cancellation.charge = event.data.basis === 'not_taken' ? 'none' : 'charged';
+          view.cancellation.basis = event.data.basis;
+        }
+        view.result_file_id = event.data.resultFileId;
+        if (event.data.resultFilename) view.result_url = signed(event.data.resultFilename);
+        break;
+      }
       default: {
         const _exhaustive: never = event;
         return _exhaustive;

@@ -20,6 +20,8 @@ export async function notifyJobEnded(
   if (!history?.queued.webhookUrl) return;
   const view = jobView(history, deps.media, false);
   if (view.status !== 'completed' && view.status !== 'failed') return;
+  // A cancellation whose charge the provider's answer still decides is delivered once that charge is recorded.
+  if (view.cancellation?.charge === 'pending') return;
   const { webhook_delivered: _unknownYet, ...data } = view;
   await webhooks.request({
     accountId: history.queued.accountId,

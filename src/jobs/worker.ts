@@ -13,6 +13,13 @@ import { contentTypeOf } from '../media/signed-urls.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
 import { release, settle } from '../pipeline/ledger.ts';
 import { UpstreamError } from '../providers/errors.ts';
+import {
+  type CancelOutcome,
+  chargeCancellation,
+  jobState,
+  type StoredResult,
+  stopAtProvider,
+} from './cancel-charge.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import {
   holdOf,
@@ -111,12 +118,16 @@ export class JobWorker {
     if (!history) return;
     const kind = this.kind(history.queued.modality);
     if (!kind) return;
-    const state = latest(history);
-    if (state.ended) return;
+    const state = jobState(history);
+    if (state.ended && state.cancelCharge !== 'pending') return;
     let target: Target;
     try {
       target = resolveJobModel(this.deps, kind, history.queued.model);
     } catch (error) {
+      if (state.ended) {
+        this.deps.log(`job ${jobId}: its cancellation cannot be charged: ${String(error)}`);
+        return;
+      }
       await this.fail(history, asJobError(error, this.deps.describeError));
       return;
     }
@@ -127,6 +138,10 @@ export class JobWorker {
       allowPrivateUrls: allowPrivateUrls(this.deps.env),
       blobs: this.deps.blobs,
     };
+    if (state.ended) {
+      await this.chargeStrandedCancel(history, kind, target, call, state);
+      return;
+    }
     if (state.providerJobId) {
       await this.poll(history, kind, target, call, state.providerJobId);
       return;
@@ -147,44 +162,57 @@ export class JobWorker {
       return;
     }
     const attempt = claimed.data.attempt;
+    let submission: Awaited<ReturnType<typeof target.adapter.submit>>;
     try {
-      const submission = await target.adapter.submit(call);
+      submission = await target.adapter.submit(call);
+    } catch (error) {
+      // A job cancelled while its submission failed never reached the provider's books: nothing is charged.
+      if (await this.chargeIfCancelled(history, kind, target, { basis: 'not_taken' })) return;
+      await this.attemptFailed(history, attempt, error);
+      return;
+    }
+    try {
       if (submission.kind === 'done') {
         await this.complete(history, kind, target, submission.output);
         return;
       }
+      const providerJobId = submission.providerJobId;
       await this.deps.commands
-        .handle(
-          jobId,
-          { type: 'RecordSubmission', attempt, providerJobId: submission.providerJobId },
-          this.context(),
-        )
+        .handle(jobId, { type: 'RecordSubmission', attempt, providerJobId }, this.context())
         .catch(async (error: unknown) => {
-          // Cancelled (or taken by another worker) while the provider was being asked: nobody will poll or pay for
-          // the provider's job, so it is asked to stop, as a cancellation that finds the submission recorded does.
-          if (error instanceof DomainError) await stopAtProvider(target, call, submission.providerJobId);
+          // Cancelled (or taken by another worker) while the provider was being asked: nobody will poll the
+          // provider's job, so it is asked to stop, as a cancellation that finds the submission recorded does; the
+          // provider had the work, so a cancellation is charged its hold.
+          if (!(error instanceof DomainError)) throw error;
+          await stopAtProvider(target, call, providerJobId);
+          await this.chargeIfCancelled(history, kind, target, { basis: 'hold' });
           throw error;
         });
     } catch (error) {
       if (error instanceof DomainError) return; // cancelled while the provider was being asked
-      if (error instanceof UpstreamError && error.retryable) {
-        const retryAt = new Date(this.deps.clock().getTime() + RETRY_BASE_MS * 2 ** (attempt - 1));
-        await this.deps.commands
-          .handle(
-            jobId,
-            {
-              type: 'RecordAttemptFailure',
-              attempt,
-              error: asJobError(error, this.deps.describeError),
-              retryAt,
-            },
-            this.context(),
-          )
-          .catch(ignoreConflict);
-        return;
-      }
-      await this.fail(history, asJobError(error, this.deps.describeError));
+      await this.attemptFailed(history, attempt, error);
     }
+  }
+
+  /** A passing failure queues the job for another attempt; any other fails it. */
+  private async attemptFailed(history: JobHistory, attempt: number, error: unknown): Promise<void> {
+    if (error instanceof UpstreamError && error.retryable) {
+      const retryAt = new Date(this.deps.clock().getTime() + RETRY_BASE_MS * 2 ** (attempt - 1));
+      await this.deps.commands
+        .handle(
+          history.queued.jobId,
+          {
+            type: 'RecordAttemptFailure',
+            attempt,
+            error: asJobError(error, this.deps.describeError),
+            retryAt,
+          },
+          this.context(),
+        )
+        .catch(ignoreConflict);
+      return;
+    }
+    await this.fail(history, asJobError(error, this.deps.describeError));
   }
 
   private async poll(
@@ -214,6 +242,39 @@ export class JobWorker {
     await this.complete(history, kind, target, poll.output);
   }
 
+  /**
+   * Charges a cancellation after hand-off when the job is one (reading its stream afresh), and says whether it was.
+   * The job's webhook, held back while the charge was pending, is requested once it is recorded.
+   */
+  private async chargeIfCancelled(
+    history: JobHistory,
+    kind: JobKind,
+    target: Target,
+    outcome: CancelOutcome,
+  ): Promise<boolean> {
+    const now = await readJob(this.deps.store, history.queued.jobId);
+    if (!now || jobState(now).cancelCharge !== 'pending') return false;
+    if (await chargeCancellation(this.deps, now, kind, target, outcome)) await this.ended(now);
+    return true;
+  }
+
+  /**
+   * A cancellation after hand-off whose charge nobody recorded: the cancelling request stopped before it (a submitted
+   * job), or the worker submitting it is gone (its claim's lease ran out). The provider reports nothing once asked to
+   * stop, so the hold is charged.
+   */
+  private async chargeStrandedCancel(
+    history: JobHistory,
+    kind: JobKind,
+    target: Target,
+    call: JobCall,
+    state: ReturnType<typeof jobState>,
+  ): Promise<void> {
+    if (state.providerJobId) await stopAtProvider(target, call, state.providerJobId);
+    else if (state.leaseUntil !== null && state.leaseUntil > this.deps.clock().toISOString()) return;
+    await this.chargeIfCancelled(history, kind, target, { basis: 'hold' });
+  }
+
   private async complete(
     history: JobHistory,
     kind: JobKind,
@@ -241,9 +302,17 @@ export class JobWorker {
         batchId: null,
       });
     }
-    // A job cancelled meanwhile keeps its released hold: the client asked not to pay for it.
+    const result: StoredResult | undefined = stored && {
+      fileId: resultFileId(job.jobId),
+      filename: stored.filename,
+    };
+    // Cancelled meanwhile: the provider delivered, and billed, the work; the client gets the result it pays for.
+    const delivered: CancelOutcome = { basis: 'provider_output', output, stored: result };
     const now = await readJob(this.deps.store, job.jobId);
-    if (!now || latest(now).ended) return;
+    if (!now || jobState(now).ended) {
+      if (now) await this.chargeIfCancelled(now, kind, target, delivered);
+      return;
+    }
     const charge = priceCharge(linesOf(kind, target.model, output.units));
     await settle(this.deps.spending, holdOf(this.deps.spending, job), target.model, {
       charge,
@@ -266,6 +335,8 @@ export class JobWorker {
       )
       .catch(ignoreConflict);
     if (completed) await this.ended(history);
+    // Cancelled between the settlement and the completion: the charge settled above is the cancellation's.
+    else await this.chargeIfCancelled(history, kind, target, delivered);
   }
 
   private async fail(history: JobHistory, error: z.infer<typeof JobError>): Promise<void> {
@@ -296,22 +367,6 @@ function ignoreConflict(error: unknown): undefined {
 
 /** Where a job stands: whether it ended, and the provider's id of the current attempt. */
 export function latest(history: JobHistory): { ended: boolean; providerJobId: string | null } {
-  let ended = false;
-  let providerJobId: string | null = null;
-  for (const { event } of history.events) {
-    if (event.type === 'JobClaimed' || event.type === 'JobAttemptFailed') providerJobId = null;
-    if (event.type === 'JobSubmitted') providerJobId = event.data.providerJobId;
-    if (event.type === 'JobCompleted' || event.type === 'JobFailed' || event.type === 'JobCancelled')
-      ended = true;
-  }
+  const { ended, providerJobId } = jobState(history);
   return { ended, providerJobId };
-}
-
-/** Best effort: a provider that cannot stop may still bill the gateway, which the client does not pay. */
-async function stopAtProvider(target: Target, call: JobCall, providerJobId: string): Promise<void> {
-  try {
-    await target.adapter.cancel?.({ ...call, signal: AbortSignal.timeout(30_000) }, providerJobId);
-  } catch {
-    // The job is cancelled here whatever the provider says.
-  }
 }

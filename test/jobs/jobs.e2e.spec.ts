@@ -197,7 +197,8 @@ describe('asynchronous generation jobs', () => {
       code: 502,
     });
     expect(job.result_url).toBeNull();
-    expect(await holdStatus(gateway, 'job-fail-1')).toEqual(['failed']);
+    // The hold is the gateway's request's: its own id, not the client's X-Request-Id.
+    expect(await holdStatus(gateway, response.headers.get('x-gw-request-id') as string)).toEqual(['failed']);
   });
 
   it('signs URLs for a job file with expires_in, refuses bad values, and the media host refuses a tampered URL', async () => {
@@ -234,6 +235,18 @@ describe('asynchronous generation jobs', () => {
       await call(gateway, key, 'GET', `/files/jobs/${accepted.id}/model.glb/signed?expires_in=604800`),
     );
     expect(week.expires_at - Math.floor(Date.now() / 1000)).toBeGreaterThan(604_700);
+  });
+
+  it('forgets its result once the client deleted the result file', async () => {
+    const accepted = await json(await call(gateway, key, 'POST', '/3d/generations', { prompt: 'a vase' }));
+    const done = await settled(gateway, key, accepted.id);
+    expect(done).toMatchObject({ status: 'completed', result_file_id: expect.stringMatching(/^file-/) });
+    const deleted = await call(gateway, key, 'DELETE', `/files/${done.result_file_id}`);
+    expect(deleted.status).toBe(200);
+    const after = await json(await call(gateway, key, 'GET', `/jobs/${accepted.id}`));
+    expect(after).toMatchObject({ status: 'completed', result_file_id: null, result_url: null });
+    // The URL signed before the deletion answers no bytes.
+    expect((await fetch(done.result_url)).status).toBe(404);
   });
 
   it('asks the provider to stop a job cancelled while it was being submitted', async () => {
@@ -275,20 +288,19 @@ describe('asynchronous generation jobs', () => {
     });
   });
 
-  it('cancels a job in progress: it reads failed with error type cancelled, the hold is released, the provider asked to stop', async () => {
+  it('cancels a job in progress: it reads failed with error type cancelled, the provider is asked to stop, the hold is charged', async () => {
     const before = providers.requests.length;
     providers.pendingPolls = 1_000;
     try {
-      const accepted = await json(
-        await call(
-          gateway,
-          key,
-          'POST',
-          '/3d/generations',
-          { prompt: 'a slow statue' },
-          { 'x-request-id': 'job-cancel-1' },
-        ),
+      const submitted = await call(
+        gateway,
+        key,
+        'POST',
+        '/3d/generations',
+        { prompt: 'a slow statue' },
+        { 'x-request-id': 'job-cancel-1' },
       );
+      const accepted = await json(submitted);
       await eventually(
         async () => json(await call(gateway, key, 'GET', `/jobs/${accepted.id}`)),
         (job) =>
@@ -302,8 +314,12 @@ describe('asynchronous generation jobs', () => {
         id: accepted.id,
         status: 'failed',
         error: { type: 'cancelled', code: 499, message: expect.any(String) },
+        cancellation: { after_handoff: true, charge: 'charged', basis: 'hold' },
+        cost_cents: expect.any(Number),
       });
-      expect(await holdStatus(gateway, 'job-cancel-1')).toEqual(['cancelled']);
+      // Meshy bills a task once it took it, deleted or not: the held model is charged.
+      const heldFor = submitted.headers.get('x-gw-request-id') as string;
+      expect(await holdStatus(gateway, heldFor)).toEqual(['settled']);
       // Asked by the cancellation when it finds the submission recorded, else by the worker once its record of the
       // submission is refused (cancelled while the provider was being asked).
       const asked = () =>

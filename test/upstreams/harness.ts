@@ -3,9 +3,13 @@ import type { AddressInfo } from 'node:net';
 import type { ModelBehaviour, RecordedRequest, Script, Upstream } from './types.ts';
 
 /** A whole reply: a JSON (or raw text) body, or a body written chunk by chunk. */
-export type Reply =
+export type Reply = (
   | { status: number; headers?: Record<string, string>; body: unknown }
-  | { status: number; headers: Record<string, string>; chunks: string[] };
+  | { status: number; headers: Record<string, string>; chunks: string[] }
+) & {
+  /** How long the simulated provider works before it answers (a slow composition, say). */
+  delayMs?: number;
+};
 
 export interface Incoming extends RecordedRequest {
   /** 0 for the first request this upstream saw; simulators build ids from it. */
@@ -87,6 +91,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     reply: Reply,
     options: { disconnectAfter?: number; chunkDelayMs?: number; endDelayMs?: number } = {},
   ): Promise<void> {
+    if (reply.delayMs) await sleep(reply.delayMs);
     if (res.destroyed) return;
     const { disconnectAfter, chunkDelayMs, endDelayMs } = options;
     if ('chunks' in reply) {

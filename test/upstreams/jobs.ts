@@ -19,7 +19,8 @@ const MESHY_KEY = 'upstream-meshy';
  * One simulator for the three asynchronous providers, each in its documented format: Google's Veo through the
  * Gemini API (predictLongRunning, operations polled by name, the video downloaded from the sample's URI),
  * ElevenLabs' compose (`POST /v1/music` answering MP3 bytes), and Meshy's text-to-3D (a task id, the task polled
- * until SUCCEEDED, the GLB on an asset URL). A prompt containing `provider-fail` makes the provider fail the work.
+ * until SUCCEEDED, the GLB on an asset URL). A prompt containing `provider-fail` makes the provider fail the work;
+ * a music prompt containing `slow-compose` is answered after 1.5 s.
  */
 export async function startJobProviders(): Promise<JobProviders> {
   let base = '';
@@ -95,7 +96,9 @@ export async function startJobProviders(): Promise<JobProviders> {
             body: { detail: { status: 'internal_error', message: 'Composition failed' } },
           };
         }
-        return { status: 200, headers: { 'content-type': 'audio/mpeg' }, chunks: [MUSIC_BYTES] };
+        // `slow-compose`: the composition takes a while, so a cancellation can arrive meanwhile.
+        const delayMs = body.prompt.includes('slow-compose') ? 1_500 : 0;
+        return { status: 200, headers: { 'content-type': 'audio/mpeg' }, chunks: [MUSIC_BYTES], delayMs };
       }
       if (path === '/openapi/v2/text-to-3d' && method === 'POST') {
         if (headers.authorization !== `Bearer ${MESHY_KEY}`)

@@ -20,6 +20,8 @@ export interface JobRouteDeps extends JobsDeps {
   webhookDelivered?: (jobId: string) => Promise<boolean | null>;
   /** Called once a job has ended, for its webhook. */
   onEnded?: (jobId: string) => Promise<void>;
+  /** Whether a file was deleted through the Files API (a job's result may be). */
+  fileDeleted?: (fileId: string) => Promise<boolean>;
 }
 
 const SignedQuery = z.object({
@@ -46,8 +48,15 @@ export const jobRoutes =
       );
     }
 
-    const view = async (jobId: string, history: Awaited<ReturnType<typeof jobFor>>) =>
-      jobView(history, deps.media, (await deps.webhookDelivered?.(jobId)) ?? null);
+    // A result the client deleted is gone from the job too: no id of a deleted file, no URL that answers 404.
+    const view = async (jobId: string, history: Awaited<ReturnType<typeof jobFor>>) => {
+      const job = jobView(history, deps.media, (await deps.webhookDelivered?.(jobId)) ?? null);
+      if (job.result_file_id && (await deps.fileDeleted?.(job.result_file_id))) {
+        job.result_file_id = null;
+        job.result_url = null;
+      }
+      return job;
+    };
 
     app.get('/jobs/:id', { schema: { params: JobParams } }, async (request) => {
       const history = await jobFor(deps, request.auth, request.params.id);
