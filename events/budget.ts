@@ -24,6 +24,11 @@ export const Hold = z.object({
   lease: z.literal(true).optional(),
   /** The lease this hold was carved from. */
   leaseId: z.string().optional(),
+  /**
+   * The tag a sub-account named for its own analytics when it is not its scope: a sub-account spends under its
+   * default tag (`tag`) whatever tag it sends, and the tag it sent is kept here (docs/billing.md). Absent otherwise.
+   */
+  label: z.string().optional(),
 });
 
 const Carried = z.object({
@@ -65,6 +70,8 @@ export const SpendSettled = z.object({
   requestId: z.string(),
   subAccountId: z.string().nullable(),
   tag: z.string().nullable(),
+  /** The hold's label (a sub-account's own tag beside its scope `tag`), when it has one. */
+  label: z.string().optional(),
   heldNanos: Nanos,
   /** Posted against the hold: at most `heldNanos`. */
   chargedNanos: Nanos,
@@ -80,6 +87,7 @@ export const SpendOverrun = z.object({
   requestId: z.string(),
   subAccountId: z.string().nullable(),
   tag: z.string().nullable(),
+  label: z.string().optional(),
   overrunNanos: Nanos,
   /** The model of the charge it overran (`charge.model` of its `SpendSettled`); absent in events older than it. */
   model: z.string().optional(),

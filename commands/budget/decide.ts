@@ -16,7 +16,10 @@ export interface Limits {
   toppedUpNanos: bigint;
   balanceLowThresholdNanos: bigint;
   subAccount: { id: string; capNanos: bigint } | null;
+  /** The tag whose budget the request spends: for a sub-account, its default tag whatever tag it sent. */
   tag: { name: string; capNanos: bigint | null } | null;
+  /** The tag a sub-account sent when it is not its scope: recorded on its holds and charges, never a budget. */
+  label?: string;
 }
 
 export type BudgetCommand =
@@ -196,6 +199,7 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
             subAccountId: command.limits.subAccount?.id ?? null,
             tag: command.limits.tag?.name ?? null,
             expiresAt: command.expiresAt,
+            ...labelOf(command.limits.label),
           },
         },
       ];
@@ -282,8 +286,14 @@ function carve(command: ReserveCommand, state: BudgetState): BudgetEvent | undef
       tag: lease.tag,
       expiresAt: command.expiresAt,
       leaseId: command.leaseId,
+      ...labelOf(command.limits.label),
     },
   };
+}
+
+/** The label field of a hold or charge: present only when there is one, so events without stay as they were. */
+function labelOf(label: string | undefined): { label?: string } {
+  return label === undefined ? {} : { label };
 }
 
 function settle(
@@ -299,6 +309,7 @@ function settle(
   const scopes = {
     subAccountId: hold?.subAccountId ?? command.limits.subAccount?.id ?? null,
     tag: hold?.tag ?? command.limits.tag?.name ?? null,
+    ...labelOf(hold ? hold.label : command.limits.label),
   };
   const common = {
     accountId: state.accountId,
@@ -351,6 +362,7 @@ function chargeKnown(command: Extract<BudgetCommand, { type: 'Charge' }>, state:
       subAccountId: command.limits.subAccount?.id ?? null,
       tag: command.limits.tag?.name ?? null,
       expiresAt: command.expiresAt,
+      ...labelOf(command.limits.label),
     },
   };
   const settled: BudgetEvent = {
@@ -362,6 +374,7 @@ function chargeKnown(command: Extract<BudgetCommand, { type: 'Charge' }>, state:
       requestId: command.requestId,
       subAccountId: reserved.data.subAccountId,
       tag: reserved.data.tag,
+      ...labelOf(command.limits.label),
       heldNanos: command.chargedNanos.toString(),
       chargedNanos: command.chargedNanos.toString(),
       releasedNanos: '0',

@@ -11,6 +11,8 @@ export interface Hold {
   lease?: true;
   /** The lease this hold was carved from. */
   leaseId?: string;
+  /** A sub-account's own tag, kept for its analytics beside its scope `tag`. */
+  label?: string;
 }
 
 export interface Pending {

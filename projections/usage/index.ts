@@ -2,23 +2,25 @@ import { guardTable } from '../guard.ts';
 import type { Projection, Sql } from '../types.ts';
 
 /**
- * Usage per account, month, sub-account ('' for the account's own keys) and tag ('' for untagged), per account,
- * month, sub-account and model, and per UTC day: requests, charged nano-dollars, and units (tokens for chat). An
- * overrun adds money and no request, under the model of the charge it overran.
+ * Usage per account, month, sub-account ('' for the account's own keys), tag ('' for untagged) and label (a
+ * sub-account's own tag beside its scope tag, '' when none), per account, month, sub-account and model, and per UTC
+ * day: requests, charged nano-dollars, and units (tokens for chat). An overrun adds money and no request, under the
+ * model of the charge it overran.
  */
 export const usageProjection: Projection = {
   name: 'usage',
-  version: 2,
+  version: 3,
   tables: {
     usage: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       account_id text NOT NULL,
       month text NOT NULL,
       sub_account_id text NOT NULL,
       tag text NOT NULL,
+      label text NOT NULL DEFAULT '',
       requests bigint NOT NULL,
       cost_nanos numeric(38, 0) NOT NULL,
       units bigint NOT NULL,
-      PRIMARY KEY (account_id, month, sub_account_id, tag)
+      PRIMARY KEY (account_id, month, sub_account_id, tag, label)
     )`,
     usage_daily: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       account_id text NOT NULL,
@@ -64,9 +66,10 @@ export const usageProjection: Projection = {
            requests = ${t.usage_models}.requests + EXCLUDED.requests,
            cost_nanos = ${t.usage_models}.cost_nanos + EXCLUDED.cost_nanos),
        monthly AS (
-         INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, requests, cost_nanos, units)
-         SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::numeric, $7::bigint WHERE EXISTS (SELECT 1 FROM first)
-         ON CONFLICT (account_id, month, sub_account_id, tag) DO UPDATE SET requests = ${t.usage}.requests + EXCLUDED.requests,
+         INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, label, requests, cost_nanos, units)
+         SELECT $1::text, $2::text, $3::text, $4::text, $12::text, $5::bigint, $6::numeric, $7::bigint
+         WHERE EXISTS (SELECT 1 FROM first)
+         ON CONFLICT (account_id, month, sub_account_id, tag, label) DO UPDATE SET requests = ${t.usage}.requests + EXCLUDED.requests,
            cost_nanos = ${t.usage}.cost_nanos + EXCLUDED.cost_nanos, units = ${t.usage}.units + EXCLUDED.units)
        INSERT INTO ${t.usage_daily} (account_id, day, requests, cost_nanos, units)
        SELECT $1::text, ($9::timestamptz AT TIME ZONE 'UTC')::date, $5::bigint, $6::numeric, $7::bigint
@@ -85,6 +88,7 @@ export const usageProjection: Projection = {
         stored.occurredAt,
         model,
         event.data.holdId,
+        event.data.label ?? '',
       ],
     );
   },
@@ -121,19 +125,24 @@ export interface UsageRow {
   units: string;
 }
 
-/** One month's usage grouped by tag or by sub-account, optionally limited to one sub-account. */
+/**
+ * One month's usage grouped by tag or by sub-account, optionally limited to one sub-account. `own_tag` groups a
+ * sub-account's usage by the tags it sent itself (its label where it has one, else its scope tag), as the
+ * sub-account sees it; `tag` is the account's view, the tags whose budgets were spent.
+ */
 export async function usageBy(
   sql: Sql,
-  group: 'tag' | 'sub_account_id',
+  group: 'tag' | 'own_tag' | 'sub_account_id',
   accountId: string,
   month: string,
   subAccountId?: string,
 ): Promise<UsageRow[]> {
+  const key = group === 'own_tag' ? `CASE WHEN label <> '' THEN label ELSE tag END` : group;
   const { rows } = await sql.query<UsageRow & Record<string, unknown>>(
-    `SELECT ${group} AS key, sum(requests)::text AS requests, sum(cost_nanos)::text AS cost_nanos,
+    `SELECT ${key} AS key, sum(requests)::text AS requests, sum(cost_nanos)::text AS cost_nanos,
             sum(units)::text AS units
      FROM usage WHERE account_id = $1 AND month = $2 AND ($3::text IS NULL OR sub_account_id = $3)
-     GROUP BY ${group} ORDER BY ${group}`,
+     GROUP BY 1 ORDER BY 1`,
     [accountId, month, subAccountId ?? null],
   );
   return rows;

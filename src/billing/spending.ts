@@ -89,15 +89,22 @@ export class Spending {
     return this.leases?.returnAll() ?? Promise.resolve();
   }
 
+  /**
+   * The scopes a request of `auth` under `tag` spends against. A sub-account spends under its own default tag
+   * whatever tag it names (none when it has none), so that no header moves its spending out of the budget its
+   * account set for it or into a budget of the account's own; the tag it named is kept as its label.
+   */
   limits(auth: KeyHolder, tag: string | null): Limits {
     const account = this.live.account(auth.accountId);
     if (!account) throw new RequestRefused('unauthenticated', 'Unknown account');
     const sub = auth.subAccountId ? this.live.subAccount(auth.subAccountId) : undefined;
+    const scope = auth.subAccountId ? (sub?.defaultTag ?? null) : tag;
     return {
       toppedUpNanos: account.toppedUpNanos,
       balanceLowThresholdNanos: account.balanceLowThresholdNanos,
       subAccount: sub ? { id: sub.subAccountId, capNanos: sub.spendCapNanos } : null,
-      tag: tag === null ? null : { name: tag, capNanos: account.tagBudgets.get(tag) ?? null },
+      tag: scope === null ? null : { name: scope, capNanos: account.tagBudgets.get(scope) ?? null },
+      ...(tag !== null && tag !== scope && { label: tag }),
     };
   }
 

@@ -25,7 +25,12 @@ it('carries lifetime caps and open holds into the next UTC month, and starts tag
   const account = await json(await gateway.admin('/accounts', { name: 'monthly' }));
   const accountId: string = account.account_id;
   await gateway.admin(`/accounts/${accountId}/top-ups`, { cents: 1000, reference: 'jan' });
-  const sub = await v1('POST', '/sub-accounts', account.key, { name: 'm', spend_cap_cents: 100 });
+  // A sub-account spends under the default tag its account gave it (a header cannot move it elsewhere).
+  const sub = await v1('POST', '/sub-accounts', account.key, {
+    name: 'm',
+    spend_cap_cents: 100,
+    default_tag: 'monthly-tag',
+  });
   await v1('POST', '/budgets', account.key, { tag: 'monthly-tag', cap_cents: 50 });
   const request = { model: 'local/echo-pro', max_tokens: 400, ...say('x '.repeat(400)) };
 

@@ -25,14 +25,15 @@ export interface UsageLine {
 
 export async function usageRows(
   sql: Sql,
-  group: 'tag' | 'sub_account_id',
+  group: 'tag' | 'own_tag' | 'sub_account_id',
   accountId: string,
   month: string,
   subAccountId?: string,
 ): Promise<UsageLine[]> {
   const [usage, routing] = await Promise.all([
     usageBy(sql, group, accountId, month, subAccountId),
-    routingBy(sql, group, accountId, month, subAccountId),
+    // The request log's tag is the one the request was sent under: a sub-account's own.
+    routingBy(sql, group === 'own_tag' ? 'tag' : group, accountId, month, subAccountId),
   ]);
   const routed = new Map(routing.map((row) => [row.key, row]));
   return usage.map((row) => {
@@ -57,9 +58,10 @@ export const usageRoutes =
     const query = { querystring: z.object({ month: Month.optional() }) };
     app.get('/usage/by-tag', { schema: query }, async (request) => {
       const month = request.query.month ?? currentMonth();
+      // A sub-account sees its spending by the tags it sent; the account, by the tags whose budgets it spent.
       const rows = await usageRows(
         sql,
-        'tag',
+        request.auth.subAccountId ? 'own_tag' : 'tag',
         request.auth.accountId,
         month,
         request.auth.subAccountId ?? undefined,
