@@ -10,18 +10,24 @@ declare module 'fastify' {
   }
 }
 
-/** One token bucket per key: the sub-account's limit for its key, the account's for the account's keys. */
+/**
+ * Every request takes a token from its account's bucket, shared by all the account's keys and its sub-accounts' (the
+ * account's `rate_limit_rpm`), and a sub-account's request also one from its sub-account's bucket (its own
+ * `rate_limit_rpm`, never above the account's), at once: either refusing spends neither.
+ */
 export function rateLimitHook(limiter: RateLimiter, live: LiveAccounts) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const { keyId, accountId, subAccountId } = request.auth;
+    const { accountId, subAccountId } = request.auth;
     const accountRpm = live.account(accountId)?.rateLimitRpm ?? 0;
     // A sub-account's limit never exceeds its account's, even after the account's is lowered.
-    const rpm = subAccountId
-      ? Math.min(live.subAccount(subAccountId)?.rateLimitRpm ?? 0, accountRpm)
-      : accountRpm;
-    let decision: Awaited<ReturnType<RateLimiter['take']>>;
+    const subRpm = subAccountId ? Math.min(live.subAccount(subAccountId)?.rateLimitRpm ?? 0, accountRpm) : 0;
+    const buckets = [
+      ...(subAccountId ? [{ bucket: `sub:${subAccountId}`, ratePerMinute: subRpm }] : []),
+      { bucket: `account:${accountId}`, ratePerMinute: accountRpm },
+    ];
+    let decision: Awaited<ReturnType<RateLimiter['takeAll']>>;
     try {
-      decision = await limiter.take(`key:${keyId}`, rpm);
+      decision = await limiter.takeAll(buckets);
     } catch (error) {
       // A limiter that cannot answer (Redis down) must not take the API down with it.
       request.log.warn({ err: error }, 'rate limiter unavailable; request allowed');
@@ -30,9 +36,10 @@ export function rateLimitHook(limiter: RateLimiter, live: LiveAccounts) {
     reply.header('x-ratelimit-limit-requests', String(decision.limit));
     reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
     if (!decision.allowed) {
+      const whose = decision.bucket?.startsWith('sub:') ? 'this sub-account' : 'this account';
       throw new RequestRefused(
         'rate_limited',
-        `Rate limit of ${rpm} requests per minute reached for this key; retry in ${decision.retryAfterSeconds} s`,
+        `Rate limit of ${decision.limit} requests per minute reached for ${whose}; retry in ${decision.retryAfterSeconds} s`,
         { 'retry-after': String(decision.retryAfterSeconds) },
       );
     }

@@ -1,4 +1,5 @@
 import {
+  type BucketLimit,
   bucketCapacity,
   decision,
   type RateDecision,
@@ -33,18 +34,39 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async take(bucket: string, ratePerMinute: number): Promise<RateDecision> {
-    if (refusesAll(ratePerMinute)) return refusedForRate();
+    const { bucket: _one, ...taken } = await this.takeAll([{ bucket, ratePerMinute }]);
+    return taken;
+  }
+
+  async takeAll(buckets: readonly BucketLimit[]): Promise<RateDecision> {
+    if (buckets.some((b) => refusesAll(b.ratePerMinute))) return refusedForRate();
     const now = this.now();
     this.sweep(now);
-    const capacity = bucketCapacity(ratePerMinute);
-    const perMs = ratePerMinute / 60_000;
-    const state = this.buckets.get(bucket);
-    // A clock stepping backwards must not drain the bucket, hence no negative elapsed time.
-    let tokens = state ? Math.min(capacity, state.tokens + Math.max(0, now - state.at) * perMs) : capacity;
-    const allowed = tokens >= 1 - TOKEN_EPSILON;
-    if (allowed) tokens = Math.max(0, tokens - 1);
-    this.buckets.set(bucket, { tokens, at: now, fullAt: now + (capacity - tokens) / perMs });
-    return decision(allowed, tokens, allowed ? 0 : (1 - tokens) / perMs, ratePerMinute);
+    const levels = buckets.map(({ bucket, ratePerMinute }) => {
+      const capacity = bucketCapacity(ratePerMinute);
+      const perMs = ratePerMinute / 60_000;
+      const state = this.buckets.get(bucket);
+      // A clock stepping backwards must not drain the bucket, hence no negative elapsed time.
+      const tokens = state
+        ? Math.min(capacity, state.tokens + Math.max(0, now - state.at) * perMs)
+        : capacity;
+      return { bucket, ratePerMinute, capacity, perMs, tokens };
+    });
+    const allowed = levels.every((l) => l.tokens >= 1 - TOKEN_EPSILON);
+    let binding = levels[0];
+    let waitMs = 0;
+    for (const level of levels) {
+      if (allowed) level.tokens = Math.max(0, level.tokens - 1);
+      else waitMs = Math.max(waitMs, Math.max(0, 1 - level.tokens) / level.perMs);
+      this.buckets.set(level.bucket, {
+        tokens: level.tokens,
+        at: now,
+        fullAt: now + (level.capacity - level.tokens) / level.perMs,
+      });
+      if (binding === undefined || level.tokens < binding.tokens) binding = level;
+    }
+    if (!binding) return refusedForRate();
+    return { ...decision(allowed, binding.tokens, waitMs, binding.ratePerMinute), bucket: binding.bucket };
   }
 
   async close(): Promise<void> {

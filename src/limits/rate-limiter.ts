@@ -1,9 +1,16 @@
+export interface BucketLimit {
+  bucket: string;
+  ratePerMinute: number;
+}
+
 export interface RateDecision {
   allowed: boolean;
   /** whole seconds to wait before a retry can succeed; 0 when allowed */
   retryAfterSeconds: number;
   remaining: number;
   limit: number;
+  /** The binding bucket of a `takeAll` (the one that refused, or has the fewest tokens left). */
+  bucket?: string;
 }
 
 /**
@@ -13,6 +20,12 @@ export interface RateDecision {
  */
 export interface RateLimiter {
   take(bucket: string, ratePerMinute: number): Promise<RateDecision>;
+  /**
+   * One token from each of several buckets at once, or from none: a request counted against a sub-account and its
+   * account is refused by either without spending the other's token. The decision reports the binding bucket (the
+   * fewest tokens left; when refused, the longest wait).
+   */
+  takeAll(buckets: readonly BucketLimit[]): Promise<RateDecision>;
   /** Fails when a shared store behind the limiter (Redis) does not answer; absent for the in-process one. */
   ping?(): Promise<void>;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RequestPathRedis } from '../db/redis.ts';
 import {
+  type BucketLimit,
   bucketCapacity,
   decision,
   fullRefillMs,
@@ -12,38 +13,49 @@ import {
 } from './rate-limiter.ts';
 
 /**
- * KEYS[1] bucket hash {tokens, ts (µs)}; ARGV rate per minute, capacity, TTL ms.
- * Returns {allowed 1|0, whole tokens remaining, ms until one token}.
+ * KEYS[i] a bucket hash {tokens, ts (µs)}; ARGV three per key: rate per minute, capacity, TTL ms.
+ * One token is taken from every bucket, or from none when any lacks one.
+ * Returns {allowed 1|0, whole tokens left in the binding bucket, its index (1-based), ms until each has a token}.
  * Time is Redis's own TIME so gateway instances with skewed clocks agree; before Redis 5 a script must switch
  * to effects replication before writing after a non-deterministic command (a no-op on 7, absent before 3.2).
  * Numbers are written with %.17g because Lua's default %.14g would truncate a microsecond timestamp.
  */
 const TAKE_SCRIPT = `
 if redis.replicate_commands then redis.replicate_commands() end
-local rate = tonumber(ARGV[1])
-local capacity = tonumber(ARGV[2])
-local per_us = rate / 60000000
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = tonumber(state[1])
-local ts = tonumber(state[2])
-if tokens == nil or ts == nil then
-  tokens = capacity
-else
-  tokens = math.min(capacity, tokens + math.max(0, now - ts) * per_us)
+local levels = {}
+local allowed = 1
+for i = 1, #KEYS do
+  local rate = tonumber(ARGV[i * 3 - 2])
+  local capacity = tonumber(ARGV[i * 3 - 1])
+  local per_us = rate / 60000000
+  local state = redis.call('HMGET', KEYS[i], 'tokens', 'ts')
+  local tokens = tonumber(state[1])
+  local ts = tonumber(state[2])
+  if tokens == nil or ts == nil then
+    tokens = capacity
+  else
+    tokens = math.min(capacity, tokens + math.max(0, now - ts) * per_us)
+  end
+  if tokens < 1 - ${TOKEN_EPSILON} then allowed = 0 end
+  levels[i] = {tokens, per_us}
 end
-local allowed = 0
 local retry_ms = 0
-if tokens >= 1 - ${TOKEN_EPSILON} then
-  allowed = 1
-  tokens = math.max(0, tokens - 1)
-else
-  retry_ms = math.ceil((1 - tokens) / per_us / 1000)
+local binding = 1
+for i = 1, #KEYS do
+  local tokens = levels[i][1]
+  if allowed == 1 then
+    tokens = math.max(0, tokens - 1)
+  else
+    retry_ms = math.max(retry_ms, math.ceil(math.max(0, 1 - tokens) / levels[i][2] / 1000))
+  end
+  levels[i][1] = tokens
+  if tokens < levels[binding][1] then binding = i end
+  redis.call('HMSET', KEYS[i], 'tokens', string.format('%.17g', tokens), 'ts', string.format('%.17g', now))
+  redis.call('PEXPIRE', KEYS[i], ARGV[i * 3])
 end
-redis.call('HMSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'ts', string.format('%.17g', now))
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {allowed, math.floor(tokens + ${TOKEN_EPSILON}), retry_ms}
+return {allowed, math.floor(levels[binding][1] + ${TOKEN_EPSILON}), binding, retry_ms}
 `;
 
 /** A key idle this long past a full refill has expired as full, which is what a fresh bucket is. */
@@ -52,12 +64,7 @@ const EXPIRY_MARGIN_MS = 1_000;
 const COMMAND_TIMEOUT_MS = 250;
 
 interface TakeCommand {
-  gwRateLimitTake(
-    key: string,
-    rate: string,
-    capacity: string,
-    ttlMs: string,
-  ): Promise<[number, number, number]>;
+  gwRateLimitTakeAll(keyCount: number, ...keysThenArgs: string[]): Promise<[number, number, number, number]>;
 }
 
 /** Buckets in Redis, shared by every gateway instance pointing at the same Redis and prefix. */
@@ -72,23 +79,33 @@ export class RedisRateLimiter implements RateLimiter {
     this.connection = new RequestPathRedis(url, COMMAND_TIMEOUT_MS);
     this.redis = this.connection.client;
     // defineCommand runs EVALSHA and falls back to EVAL when the server lacks the script.
-    this.redis.defineCommand('gwRateLimitTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+    this.redis.defineCommand('gwRateLimitTakeAll', { lua: TAKE_SCRIPT });
   }
 
   async take(bucket: string, ratePerMinute: number): Promise<RateDecision> {
-    if (refusesAll(ratePerMinute)) return refusedForRate();
+    const { bucket: _one, ...taken } = await this.takeAll([{ bucket, ratePerMinute }]);
+    return taken;
+  }
+
+  async takeAll(buckets: readonly BucketLimit[]): Promise<RateDecision> {
+    if (buckets.length === 0 || buckets.some((b) => refusesAll(b.ratePerMinute))) return refusedForRate();
     // Before the first connection, takes queue (the gateway has just started); after it, a lost connection is
     // not waited for.
     const away = this.connection.unavailable();
     if (away) throw new Error(`Redis is ${away}`);
-    const ttlMs = Math.ceil(fullRefillMs(ratePerMinute)) + EXPIRY_MARGIN_MS;
-    const [allowed, remaining, retryMs] = await (this.redis as unknown as TakeCommand).gwRateLimitTake(
-      this.keyPrefix + bucket,
+    const args = buckets.flatMap(({ ratePerMinute }) => [
       String(ratePerMinute),
       String(bucketCapacity(ratePerMinute)),
-      String(ttlMs),
-    );
-    return decision(allowed === 1, remaining, retryMs, ratePerMinute);
+      String(Math.ceil(fullRefillMs(ratePerMinute)) + EXPIRY_MARGIN_MS),
+    ]);
+    const [allowed, remaining, binding, retryMs] = await (
+      this.redis as unknown as TakeCommand
+    ).gwRateLimitTakeAll(buckets.length, ...buckets.map((b) => this.keyPrefix + b.bucket), ...args);
+    const bound = buckets[binding - 1] ?? buckets[0];
+    return {
+      ...decision(allowed === 1, remaining, retryMs, bound?.ratePerMinute ?? 0),
+      bucket: bound?.bucket,
+    };
   }
 
   async ping(): Promise<void> {

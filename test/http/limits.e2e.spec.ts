@@ -36,3 +36,40 @@ it('shares one token bucket per key across instances and answers 429 with Retry-
   expect(refused?.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
   expect((await json(refused as Response)).error).toMatchObject({ type: 'rate_limit_error', code: 429 });
 });
+
+it('counts every key of an account and its sub-accounts against one account bucket, and a sub-account against its own', async () => {
+  const account = await json(await a.admin('/accounts', { name: 'shared' }));
+  await a.admin(`/accounts/${account.account_id}/settings`, { rate_limit_rpm: 30 });
+  await a.admin(`/accounts/${account.account_id}/top-ups`, { cents: 100, reference: 'funding' });
+  const second = await json(await a.admin(`/accounts/${account.account_id}/keys`, {}));
+  const get = (key: string) => fetch(`${a.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+  const sub = await json(
+    await fetch(`${a.url}/v1/sub-accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'ten a minute', spend_cap_cents: 10, rate_limit_rpm: 10 }),
+    }),
+  );
+  // Wait until the instance knows the new key and the sub-account (401s take no token).
+  for (const key of [second.key, sub.key]) {
+    for (let i = 0; i < 100 && (await get(key)).status === 401; i++)
+      await new Promise((r) => setTimeout(r, 20));
+  }
+  // The sub-account's own bucket (10 a minute, less the warm-up call) refuses first, saying whose limit it is.
+  const customer = await Promise.all(Array.from({ length: 12 }, () => get(sub.key)));
+  const customerAllowed = customer.filter((r) => r.status === 200).length;
+  expect(customerAllowed).toBeGreaterThanOrEqual(8);
+  expect(customerAllowed).toBeLessThanOrEqual(10);
+  const refusedCustomer = customer.find((r) => r.status === 429) as Response;
+  expect((await json(refusedCustomer)).error.message).toContain('for this sub-account');
+  // What is left of the account's 30 is shared by its two keys: not 30 each.
+  const mains = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => get(i % 2 ? account.key : second.key)),
+  );
+  const mainAllowed = mains.filter((r) => r.status === 200).length;
+  expect(customerAllowed + mainAllowed).toBeLessThanOrEqual(30);
+  expect(mainAllowed).toBeGreaterThanOrEqual(15);
+  const refusedMain = mains.find((r) => r.status === 429) as Response;
+  expect(refusedMain.headers.get('x-ratelimit-limit-requests')).toBe('30');
+  expect((await json(refusedMain)).error.message).toContain('for this account');
+});

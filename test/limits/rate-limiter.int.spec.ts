@@ -95,6 +95,31 @@ describe.each(backends)('$name rate limiter', ({ open }) => {
     expect(await limiter.take('b', 1)).toMatchObject({ allowed: true, remaining: 0 });
   });
 
+  it('takes from several buckets at once or from none, and names the binding one', async () => {
+    const both = [
+      { bucket: 'sub', ratePerMinute: 2 },
+      { bucket: 'account', ratePerMinute: 5 },
+    ];
+    expect(await limiter.takeAll(both)).toMatchObject({
+      allowed: true,
+      remaining: 1,
+      limit: 2,
+      bucket: 'sub',
+    });
+    expect(await limiter.takeAll(both)).toMatchObject({ allowed: true, remaining: 0, bucket: 'sub' });
+    // The sub-account's bucket is empty: refused, and the account's keeps its tokens.
+    expect(await limiter.takeAll(both)).toMatchObject({ allowed: false, limit: 2, bucket: 'sub' });
+    expect(await drain(limiter, 'account', 5)).toBe(3);
+    // Now the account's is empty too; a fresh sub-account of it is refused by the account's bucket.
+    expect(
+      await limiter.takeAll([
+        { bucket: 'other-sub', ratePerMinute: 2 },
+        { bucket: 'account', ratePerMinute: 5 },
+      ]),
+    ).toMatchObject({ allowed: false, limit: 5, bucket: 'account' });
+    expect(await limiter.take('other-sub', 2)).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
   it('clamps stored tokens to a lowered rate, and does not grant a raised rate at once', async () => {
     expect(await limiter.take('key', 10)).toMatchObject({ allowed: true, remaining: 9, limit: 10 });
     expect(await limiter.take('key', 3)).toMatchObject({ allowed: true, remaining: 2, limit: 3 });
