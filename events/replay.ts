@@ -77,12 +77,38 @@ export const ShadowStopped = z.object({
   reason: z.enum(['deleted', 'max_requests']),
 });
 
+/**
+ * A shadow whose comparison its payer could not pay for (its balance, its sub-account's spend cap or a tag's
+ * budget refused the hold): it mirrors nothing more until it is resumed. Recorded once per pause.
+ */
+export const ShadowPaused = z.object({
+  replayId: z.string(),
+  /** 1 for the shadow's first pause, then 2, …: `ShadowResumed` names the pause it ends. */
+  pause: z.number().int().positive(),
+  /** The refusal's kind, as the API types it. */
+  reason: z.enum(['insufficient_balance', 'budget_exceeded']),
+  message: z.string(),
+  /** The mirrored request whose comparison was refused. */
+  sourceRequestId: z.string(),
+  /** When that comparison was started: money that came back after it may not have been seen by its refusal. */
+  triedAt: z.string().datetime(),
+});
+
+/** A paused shadow mirroring again: something happened that may let its payer pay (the reason). */
+export const ShadowResumed = z.object({
+  replayId: z.string(),
+  pause: z.number().int().positive(),
+  reason: z.enum(['topped_up', 'cap_changed', 'budget_set', 'new_month']),
+});
+
 export const replayEventSchemas = {
   ReplayRequested,
   ReplayCompleted,
   ReplayFailed,
   ShadowSampled,
   ShadowStopped,
+  ShadowPaused,
+  ShadowResumed,
 } as const;
 
 export type ReplayEvent =
@@ -90,6 +116,8 @@ export type ReplayEvent =
   | { type: 'ReplayCompleted'; data: z.infer<typeof ReplayCompleted> }
   | { type: 'ReplayFailed'; data: z.infer<typeof ReplayFailed> }
   | { type: 'ShadowSampled'; data: z.infer<typeof ShadowSampled> }
-  | { type: 'ShadowStopped'; data: z.infer<typeof ShadowStopped> };
+  | { type: 'ShadowStopped'; data: z.infer<typeof ShadowStopped> }
+  | { type: 'ShadowPaused'; data: z.infer<typeof ShadowPaused> }
+  | { type: 'ShadowResumed'; data: z.infer<typeof ShadowResumed> };
 
 export const replayStream = (replayId: string) => `replay-${replayId}`;

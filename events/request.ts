@@ -28,8 +28,16 @@ export type CacheRecord = z.infer<typeof CacheRecord>;
 export const RequestCompleted = z.object({
   /** Made by the gateway, one per request: what the event's id derives from (a client may reuse X-Request-Id). */
   logId: z.string(),
-  /** The X-Request-Id. */
+  /**
+   * The gateway's own id of the request (its `X-Gw-Request-Id`): made by the gateway for a client's request, or
+   * derived by it from its own ids for its internal work (`<batch id>-<line>`, `<eval id>-<run>-<item>-<model>`).
+   * Never a client's choice (records written before `clientRequestId` existed hold the client's `X-Request-Id`).
+   */
   requestId: z.string(),
+  /** The `X-Request-Id` the client sent, kept as its correlation id; absent when it sent none. */
+  clientRequestId: z.string().optional(),
+  /** The batch line this request ran, for a batch's lines; absent otherwise (and on records older than it). */
+  batchLine: z.object({ batchId: z.string(), line: z.number().int().positive() }).optional(),
   accountId: z.string(),
   /** The budget stream's month it was appended to (`YYYY-MM`). */
   month: z.string(),

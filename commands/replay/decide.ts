@@ -4,11 +4,13 @@ import type {
   ReplayEvent,
   ReplayFailed,
   ReplayRequested,
+  ShadowPaused,
+  ShadowResumed,
   ShadowSampled,
 } from '../../events/replay.ts';
 import { DomainError } from '../errors.ts';
 
-export type ReplayStatus = 'none' | 'running' | 'completed' | 'failed' | 'shadowing' | 'stopped';
+export type ReplayStatus = 'none' | 'running' | 'completed' | 'failed' | 'shadowing' | 'paused' | 'stopped';
 
 export interface ReplayState {
   replayId: string;
@@ -17,10 +19,12 @@ export interface ReplayState {
   maxRequests: number;
   /** The later requests a shadow has compared: each at most once, across restarts. */
   sampled: Set<string>;
+  /** How many times the shadow has been paused: the number of its latest pause, 0 for none. */
+  pauses: number;
 }
 
 export function initialState(): ReplayState {
-  return { replayId: '', status: 'none', shadow: false, maxRequests: 0, sampled: new Set() };
+  return { replayId: '', status: 'none', shadow: false, maxRequests: 0, sampled: new Set(), pauses: 0 };
 }
 
 export function evolve(state: ReplayState, event: ReplayEvent): ReplayState {
@@ -41,6 +45,10 @@ export function evolve(state: ReplayState, event: ReplayEvent): ReplayState {
       return { ...state, sampled: new Set([...state.sampled, event.data.sourceRequestId]) };
     case 'ShadowStopped':
       return { ...state, status: 'stopped' };
+    case 'ShadowPaused':
+      return { ...state, status: 'paused', pauses: event.data.pause };
+    case 'ShadowResumed':
+      return state.status === 'paused' ? { ...state, status: 'shadowing' } : state;
     default: {
       const _exhaustive: never = event;
       return _exhaustive;
@@ -53,7 +61,10 @@ export type ReplayCommand =
   | { type: 'CompleteReplay'; result: z.infer<typeof ReplayCompleted> }
   | { type: 'FailReplay'; error: z.infer<typeof ReplayFailed>['error'] }
   | { type: 'RecordSample'; sample: z.infer<typeof ShadowSampled> }
-  | { type: 'StopShadow' };
+  | { type: 'StopShadow' }
+  | { type: 'PauseShadow'; refusal: Omit<z.infer<typeof ShadowPaused>, 'replayId' | 'pause'> }
+  /** Ends pause number `pause`, and no later one: a resumption read again from the log changes nothing. */
+  | { type: 'ResumeShadow'; pause: number; reason: z.infer<typeof ShadowResumed>['reason'] };
 
 export function decide(command: ReplayCommand, state: ReplayState): ReplayEvent[] {
   if (command.type === 'RequestReplay') {
@@ -69,8 +80,9 @@ export function decide(command: ReplayCommand, state: ReplayState): ReplayEvent[
         ? [{ type: 'ReplayFailed', data: { replayId, error: command.error } }]
         : [];
     case 'RecordSample': {
-      // A comparison that finishes after the shadow stopped, or a second time, is not counted.
-      const live = state.status === 'running' || state.status === 'shadowing';
+      // A comparison that finishes after the shadow stopped, or a second time, is not counted; one that was paid
+      // for before a pause is.
+      const live = state.status === 'running' || state.status === 'shadowing' || state.status === 'paused';
       if (!state.shadow || !live || state.sampled.has(command.sample.sourceRequestId)) return [];
       const events: ReplayEvent[] = [{ type: 'ShadowSampled', data: command.sample }];
       if (state.sampled.size + 1 >= state.maxRequests) {
@@ -84,6 +96,15 @@ export function decide(command: ReplayCommand, state: ReplayState): ReplayEvent[
       return state.status === 'stopped' || state.status === 'failed'
         ? []
         : [{ type: 'ShadowStopped', data: { replayId, reason: 'deleted' } }];
+    case 'PauseShadow':
+      // Comparisons refused together pause the shadow once.
+      return state.status === 'shadowing'
+        ? [{ type: 'ShadowPaused', data: { replayId, pause: state.pauses + 1, ...command.refusal } }]
+        : [];
+    case 'ResumeShadow':
+      return state.status === 'paused' && state.pauses === command.pause
+        ? [{ type: 'ShadowResumed', data: { replayId, pause: command.pause, reason: command.reason } }]
+        : [];
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

@@ -89,4 +89,40 @@ describe('replay decider', () => {
     expect(kind([requested(false), completed], { type: 'StopShadow' })).toBe('conflict');
     expect(kind([], { type: 'StopShadow' })).toBe('not_found');
   });
+
+  it('pauses a shadow once for comparisons refused together, and resumes only the pause it names', () => {
+    const start = [requested(true, 10), completed];
+    const refusal = {
+      reason: 'budget_exceeded' as const,
+      message: 'Spend cap of sub-account sa_1 reached',
+      sourceRequestId: 'req_2',
+      triedAt: '2026-01-01T00:00:00.000Z',
+    };
+    const paused = run(start, { type: 'PauseShadow', refusal });
+    expect(paused).toEqual([{ type: 'ShadowPaused', data: { replayId: 'r1', pause: 1, ...refusal } }]);
+    const whilePaused = [...start, ...paused];
+    expect(
+      run(whilePaused, { type: 'PauseShadow', refusal: { ...refusal, sourceRequestId: 'req_3' } }),
+    ).toEqual([]);
+    // A comparison paid for before the pause is still counted.
+    expect(run(whilePaused, sample('req_1')).map((e) => e.type)).toEqual(['ShadowSampled']);
+
+    const resumed = run(whilePaused, { type: 'ResumeShadow', pause: 1, reason: 'cap_changed' });
+    expect(resumed).toEqual([
+      { type: 'ShadowResumed', data: { replayId: 'r1', pause: 1, reason: 'cap_changed' } },
+    ]);
+    const again = [
+      ...whilePaused,
+      ...resumed,
+      ...run([...whilePaused, ...resumed], { type: 'PauseShadow', refusal }),
+    ];
+    expect(again.at(-1)).toMatchObject({ type: 'ShadowPaused', data: { pause: 2 } });
+    // A top-up read again from the log after the first pause does not end the second.
+    expect(run(again, { type: 'ResumeShadow', pause: 1, reason: 'topped_up' })).toEqual([]);
+    expect(run(again, { type: 'ResumeShadow', pause: 2, reason: 'topped_up' })).toHaveLength(1);
+    // Stopping a paused shadow stops it.
+    expect(run(again, { type: 'StopShadow' })).toEqual([
+      { type: 'ShadowStopped', data: { replayId: 'r1', reason: 'deleted' } },
+    ]);
+  });
 });

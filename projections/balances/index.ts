@@ -157,18 +157,23 @@ export async function balanceNanos(sql: Sql, accountId: string): Promise<bigint 
 }
 
 /**
- * What was charged in all per request whose id starts with `prefix`, for the requests that were settled (a
- * batch's lines: their request ids share the batch's prefix).
+ * What was charged in all per request of the gateway's own work whose id starts with `prefix` (a batch's lines, an
+ * eval run's calls: the ids the gateway derives from that batch's or eval's id), for the requests settled at a
+ * batch price, as that work always is (with the overruns of those holds). Request ids are the gateway's alone (a
+ * client's `X-Request-Id` is kept apart), so no client's request has such an id; the price also leaves out a
+ * client's request recorded under one by a version that took the client's id as the request's.
  */
-export async function settledChargesByPrefix(
+export async function workChargesByPrefix(
   sql: Sql,
   accountId: string,
   prefix: string,
 ): Promise<Map<string, bigint>> {
   const { rows } = await sql.query<{ request_id: string; charged: string }>(
-    `SELECT request_id, sum(charged_nanos)::text AS charged FROM charges
-     WHERE account_id = $1 AND starts_with(request_id, $2)
-     GROUP BY request_id HAVING bool_or(kind = 'settled')`,
+    `WITH work AS (SELECT * FROM charges WHERE account_id = $1 AND starts_with(request_id, $2))
+     SELECT request_id, sum(charged_nanos)::text AS charged FROM work
+     WHERE hold_id IN (SELECT hold_id FROM work
+                       WHERE kind = 'settled' AND discount IN ('batch', 'batch_api', 'batch_fee'))
+     GROUP BY request_id`,
     [accountId, prefix],
   );
   return new Map(rows.map((row) => [row.request_id, BigInt(row.charged)]));

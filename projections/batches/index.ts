@@ -195,15 +195,22 @@ export async function listBatches(
   return rows;
 }
 
-/** Batches a worker has something to do for, oldest first. */
-export async function dueBatches(sql: Sql, limit: number): Promise<string[]> {
-  const { rows } = await sql.query<{ batch_id: string }>(
-    `SELECT batch_id FROM batches
+/**
+ * Batches a worker has something to do for, taking turns between accounts: every account's oldest, oldest first,
+ * then every account's second oldest, and so on. One account's many batches do not push another's off the page.
+ */
+export async function dueBatches(
+  sql: Sql,
+  limit: number,
+): Promise<{ batchId: string; accountId: string; status: string }[]> {
+  const { rows } = await sql.query<{ batch_id: string; account_id: string; status: string }>(
+    `SELECT batch_id, account_id, status FROM batches
      WHERE status IN ('validating', 'queued', 'in_progress', 'finalizing', 'cancelling')
-     ORDER BY created_at LIMIT $1`,
+     ORDER BY row_number() OVER (PARTITION BY account_id ORDER BY created_at, batch_id), created_at, batch_id
+     LIMIT $1`,
     [limit],
   );
-  return rows.map((row) => row.batch_id);
+  return rows.map((row) => ({ batchId: row.batch_id, accountId: row.account_id, status: row.status }));
 }
 
 /** The batch's status as the read model has it; a running batch looks here for a cancellation. */

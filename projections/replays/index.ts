@@ -6,7 +6,7 @@ import type { Projection, Sql } from '../types.ts';
  */
 export const replaysProjection: Projection = {
   name: 'replays',
-  version: 2,
+  version: 3,
   tables: {
     replays: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       replay_id text PRIMARY KEY,
@@ -22,6 +22,9 @@ export const replaysProjection: Projection = {
       max_requests integer NOT NULL,
       status text NOT NULL,
       stopped_reason text,
+      paused_reason text,
+      paused_message text,
+      paused_at timestamptz,
       error jsonb,
       target_request_id text,
       source_output text,
@@ -50,7 +53,15 @@ export const replaysProjection: Projection = {
     );
     CREATE INDEX ON ${t} (account_id, created_at DESC)`,
   },
-  canHandle: ['ReplayRequested', 'ReplayCompleted', 'ReplayFailed', 'ShadowSampled', 'ShadowStopped'],
+  canHandle: [
+    'ReplayRequested',
+    'ReplayCompleted',
+    'ReplayFailed',
+    'ShadowSampled',
+    'ShadowStopped',
+    'ShadowPaused',
+    'ShadowResumed',
+  ],
   async evolve(sql, t, event, stored) {
     const at = stored.occurredAt;
     switch (event.type) {
@@ -139,8 +150,23 @@ export const replaysProjection: Projection = {
       }
       case 'ShadowStopped':
         await sql.query(
-          `UPDATE ${t.replays} SET status = 'stopped', stopped_reason = $2, updated_at = $3 WHERE replay_id = $1`,
+          `UPDATE ${t.replays} SET status = 'stopped', stopped_reason = $2, paused_reason = NULL, paused_message = NULL,
+             paused_at = NULL, updated_at = $3 WHERE replay_id = $1`,
           [event.data.replayId, event.data.reason, at],
+        );
+        return;
+      case 'ShadowPaused':
+        await sql.query(
+          `UPDATE ${t.replays} SET status = 'paused', paused_reason = $2, paused_message = $3, paused_at = $4,
+             updated_at = $4 WHERE replay_id = $1 AND status = 'shadowing'`,
+          [event.data.replayId, event.data.reason, event.data.message, at],
+        );
+        return;
+      case 'ShadowResumed':
+        await sql.query(
+          `UPDATE ${t.replays} SET status = 'shadowing', paused_reason = NULL, paused_message = NULL, paused_at = NULL,
+             updated_at = $2 WHERE replay_id = $1 AND status = 'paused'`,
+          [event.data.replayId, at],
         );
         return;
       default:
@@ -162,6 +188,9 @@ export interface ReplayRow {
   max_requests: number;
   status: string;
   stopped_reason: string | null;
+  paused_reason: string | null;
+  paused_message: string | null;
+  paused_at: Date | null;
   error: { message: string; type: string; code: number } | null;
   target_request_id: string | null;
   source_output: string | null;

@@ -6,11 +6,14 @@ import type { Projection } from '../types.ts';
  */
 export const requestsProjection: Projection = {
   name: 'requests',
-  version: 2,
+  // 3: client_request_id and batch_id (a reader's lookup by its own id; a batch line's record scoped as its batch).
+  version: 3,
   tables: {
     request_log: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       log_id text PRIMARY KEY,
       request_id text NOT NULL,
+      client_request_id text,
+      batch_id text,
       account_id text NOT NULL,
       sub_account_id text,
       key_id text NOT NULL,
@@ -38,7 +41,8 @@ export const requestsProjection: Projection = {
       created_at timestamptz NOT NULL
     );
     CREATE INDEX ON ${t} (account_id, created_at DESC, log_id DESC);
-    CREATE INDEX ON ${t} (account_id, request_id)`,
+    CREATE INDEX ON ${t} (account_id, request_id);
+    CREATE INDEX ON ${t} (account_id, client_request_id) WHERE client_request_id IS NOT NULL`,
   },
   canHandle: ['RequestCompleted'],
   async evolve(sql, t, event) {
@@ -48,9 +52,9 @@ export const requestsProjection: Projection = {
       `INSERT INTO ${t.request_log} (log_id, request_id, account_id, sub_account_id, key_id, tag, endpoint,
          requested_model, model, provider, status, error_type, stream, usage, cost_nanos, hold_id, first_byte_ms,
          total_ms, attempts, fallbacks, cache_status, routing, request_sha256, response_sha256, bodies_kept, created_at,
-         cache)
+         cache, client_request_id, batch_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         $23, $24, $25, $26, $27)
+         $23, $24, $25, $26, $27, $28, $29)
        ON CONFLICT (log_id) DO NOTHING`,
       [
         d.logId,
@@ -80,7 +84,22 @@ export const requestsProjection: Projection = {
         d.bodiesKept,
         d.at,
         d.cache === undefined ? null : JSON.stringify(d.cache),
+        d.clientRequestId ?? null,
+        d.batchLine?.batchId ?? legacyBatchOf(d),
       ],
     );
   },
 };
+
+/** A batch line's id (`src/batches/output.ts`): the gateway's own, `<batch id>-<line>`. */
+const BATCH_LINE_ID = /^(batch_[0-9a-f]{24})-[1-9][0-9]*$/;
+
+/**
+ * The batch of a line's record written before records named their batch line: recognised by its id. A client could
+ * then choose such an id for its own request; that record is scoped as a batch line of its own sub-account, which
+ * hides nothing from the one who sent it.
+ */
+function legacyBatchOf(d: { requestId: string; clientRequestId?: string }): string | null {
+  if (d.clientRequestId !== undefined) return null;
+  return BATCH_LINE_ID.exec(d.requestId)?.[1] ?? null;
+}

@@ -3,6 +3,8 @@ import type { Sql } from '../types.ts';
 export interface RequestRow {
   log_id: string;
   request_id: string;
+  client_request_id: string | null;
+  batch_id: string | null;
   account_id: string;
   sub_account_id: string | null;
   key_id: string;
@@ -30,16 +32,27 @@ export interface RequestRow {
   created_at: Date;
 }
 
-/** Whose requests a reader may see: an account all of its own, a sub-account key only the sub-account's. */
+/**
+ * Whose requests a reader may see: a sub-account key only the sub-account's; a main key the account's and its
+ * sub-accounts', except the lines of a sub-account's batch, which are that sub-account's alone as the batch and its
+ * files are (docs/requests.md).
+ */
 export interface RequestOwner {
   accountId: string;
   subAccountId: string | null;
 }
 
+/** The owner's rows, as SQL over `request_log`: `$1` the account, `$n` the sub-account (null for a main key). */
+const readable = (sub: string) =>
+  `account_id = $1 AND (CASE WHEN ${sub}::text IS NULL THEN batch_id IS NULL OR sub_account_id IS NULL
+     ELSE sub_account_id = ${sub} END)`;
+
 export interface RequestFilter {
   limit: number;
   /** A request id: the page starts after it (newest first). */
   after?: string;
+  /** The client's own `X-Request-Id`. */
+  clientRequestId?: string;
   model?: string;
   tag?: string;
   status?: number;
@@ -48,17 +61,36 @@ export interface RequestFilter {
   to?: Date;
 }
 
-/** The owner's newest record with this request id. */
+/** The owner's newest record with this request id: the gateway's own id, never a client's. */
 export async function findRequest(
   sql: Sql,
   owner: RequestOwner,
   requestId: string,
 ): Promise<RequestRow | undefined> {
   const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
-    `SELECT * FROM request_log WHERE account_id = $1 AND request_id = $2
-       AND ($3::text IS NULL OR sub_account_id = $3)
+    `SELECT * FROM request_log WHERE ${readable('$3')} AND request_id = $2
      ORDER BY created_at DESC, log_id DESC LIMIT 1`,
     [owner.accountId, requestId, owner.subAccountId],
+  );
+  return rows[0];
+}
+
+/**
+ * A reader's lookup by the id it holds: the request the gateway gave this id, else the owner's newest request the
+ * client sent with this `X-Request-Id`. The gateway's id wins, so a client's id equal to one of the gateway's own
+ * still names the gateway's request here; the client's is listed by `client_request_id`.
+ */
+export async function findRequestByEitherId(
+  sql: Sql,
+  owner: RequestOwner,
+  id: string,
+): Promise<RequestRow | undefined> {
+  const own = await findRequest(sql, owner, id);
+  if (own) return own;
+  const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
+    `SELECT * FROM request_log WHERE ${readable('$3')} AND client_request_id = $2
+     ORDER BY created_at DESC, log_id DESC LIMIT 1`,
+    [owner.accountId, id, owner.subAccountId],
   );
   return rows[0];
 }
@@ -72,10 +104,15 @@ export async function findRequestByLogId(sql: Sql, logId: string): Promise<Reque
   return rows[0];
 }
 
-/** Whether a reader may see this record: an account all of its own, a sub-account key only the sub-account's. */
-export const ownedBy = (row: RequestRow, owner: RequestOwner): boolean =>
+/** Whether a reader may see this record, by the rule of `RequestOwner` (the same as `readable`'s SQL). */
+export const ownedBy = (
+  row: Pick<RequestRow, 'account_id' | 'sub_account_id' | 'batch_id'>,
+  owner: RequestOwner,
+): boolean =>
   row.account_id === owner.accountId &&
-  (owner.subAccountId === null || row.sub_account_id === owner.subAccountId);
+  (owner.subAccountId === null
+    ? row.batch_id === null || row.sub_account_id === null
+    : row.sub_account_id === owner.subAccountId);
 
 /** Whether a request other than `logId` refers to this body: a body two requests share is not erased with one. */
 export async function bodyShared(sql: Sql, sha256: string, logId: string): Promise<boolean> {
@@ -92,14 +129,15 @@ export async function listRequests(
   owner: RequestOwner,
   filter: RequestFilter,
 ): Promise<RequestRow[]> {
-  const values: unknown[] = [owner.accountId];
-  const where = ['account_id = $1'];
+  const values: unknown[] = [owner.accountId, owner.subAccountId];
+  const where = [readable('$2')];
   const add = (clause: string, value: unknown) => {
     values.push(value);
     where.push(clause.replaceAll('?', `$${values.length}`));
   };
-  const sub = owner.subAccountId ?? filter.subAccountId;
-  if (sub !== undefined) add('sub_account_id = ?', sub);
+  if (owner.subAccountId === null && filter.subAccountId !== undefined)
+    add('sub_account_id = ?', filter.subAccountId);
+  if (filter.clientRequestId !== undefined) add('client_request_id = ?', filter.clientRequestId);
   if (filter.model !== undefined) add('(model = ? OR requested_model = ?)', filter.model);
   if (filter.tag !== undefined) add('tag = ?', filter.tag);
   if (filter.status !== undefined) add('status = ?', filter.status);
@@ -168,11 +206,22 @@ export async function expiredBodies(
   return rows.map((r) => r.sha);
 }
 
-/** The newest record with this request id, of any account: the operator's lookup. */
-export async function findRequestAnywhere(sql: Sql, requestId: string): Promise<RequestRow | undefined> {
-  const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
-    `SELECT * FROM request_log WHERE request_id = $1 ORDER BY created_at DESC, log_id DESC LIMIT 1`,
-    [requestId],
-  );
-  return rows[0];
+/**
+ * The operator's lookup, of any sub-account (and of any account without one): the newest record the gateway gave
+ * this id, else the newest a client sent with this `X-Request-Id`.
+ */
+export async function findRequestAnywhere(
+  sql: Sql,
+  id: string,
+  accountId?: string,
+): Promise<RequestRow | undefined> {
+  for (const column of ['request_id', 'client_request_id']) {
+    const { rows } = await sql.query<RequestRow & Record<string, unknown>>(
+      `SELECT * FROM request_log WHERE ${column} = $1 AND ($2::text IS NULL OR account_id = $2)
+       ORDER BY created_at DESC, log_id DESC LIMIT 1`,
+      [id, accountId ?? null],
+    );
+    if (rows[0]) return rows[0];
+  }
+  return undefined;
 }

@@ -1,10 +1,29 @@
 import type { StoredEvent } from '../../events/envelope.ts';
 import type { GatewayEvent } from '../../events/index.ts';
+import { lineOfRequest } from '../batches/output.ts';
 import { usd } from './decimal.ts';
 import { Findings, where } from './findings.ts';
 
 /** A batch line's request id is `{batchId}-{line}` (src/batches/output.ts), and batch ids start `batch_`. */
-const BATCH_LINE_REQUEST = /^(batch_[^-]+)-(\d+)$/;
+const BATCH_LINE_REQUEST = /^(batch_[^-]+)-\d+$/;
+
+/** The prices a batch line is charged at: a provider's batch API, the built-in models' half, or the waived fee. */
+const LINE_DISCOUNTS: ReadonlySet<string> = new Set(['batch', 'batch_api', 'batch_fee']);
+
+interface Settle {
+  requestId: string;
+  accountId: string;
+  holdId: string;
+  amount: bigint;
+  discount: string;
+  at: string;
+}
+
+interface Overrun {
+  requestId: string;
+  holdId: string;
+  amount: bigint;
+}
 
 interface LineCharge {
   charged: bigint;
@@ -21,27 +40,34 @@ interface FinishedLine {
 /**
  * A batch line is never charged without its result: every settled charge of a batch line has the line's
  * `BatchLineFinished` (which puts it in the output or error file), recording exactly what the line was charged,
- * and no finished line claims a cost that was never charged. A batch still running may have lines charged and
- * not yet recorded; only a batch that has ended is held to it. Sums do not depend on order.
+ * and no finished line claims a cost that was never charged. A line's charges are those settled under its request
+ * id, to its batch's account, at a batch price (with their overruns): any other charge under that id is not the
+ * line's (a client's request that an earlier version recorded under the client's `X-Request-Id`), and a line that
+ * claims it fails. A batch still running may have lines charged and not yet recorded; only a batch that has ended
+ * is held to it. Sums do not depend on order.
  */
 export class BatchLineBook {
   readonly findings = new Findings();
-  private readonly charges = new Map<string, LineCharge>();
+  private readonly settles: Settle[] = [];
+  private readonly overruns: Overrun[] = [];
   private readonly finished = new Map<string, FinishedLine>();
-  private readonly batches = new Map<string, 'running' | 'ended'>();
+  private readonly batches = new Map<string, { status: 'running' | 'ended'; accountId: string }>();
   checked = 0;
 
   apply(stored: StoredEvent, event: GatewayEvent): void {
     switch (event.type) {
       case 'BatchCreated':
-        if (!this.batches.has(event.data.batchId)) this.batches.set(event.data.batchId, 'running');
+        if (!this.batches.has(event.data.batchId))
+          this.batches.set(event.data.batchId, { status: 'running', accountId: event.data.accountId });
         return;
       case 'BatchCompleted':
       case 'BatchExpired':
       case 'BatchCancelled':
-      case 'BatchFailed':
-        this.batches.set(event.data.batchId, 'ended');
+      case 'BatchFailed': {
+        const batch = this.batches.get(event.data.batchId);
+        if (batch) batch.status = 'ended';
         return;
+      }
       case 'BatchLineFinished':
         this.finished.set(event.data.requestId, {
           cost: BigInt(event.data.costNanos),
@@ -50,29 +76,76 @@ export class BatchLineBook {
         });
         return;
       case 'SpendSettled':
-        this.charge(event.data.requestId, BigInt(event.data.chargedNanos), true);
+        if (BATCH_LINE_REQUEST.test(event.data.requestId))
+          this.settles.push({
+            requestId: event.data.requestId,
+            accountId: event.data.accountId,
+            holdId: event.data.holdId,
+            amount: BigInt(event.data.chargedNanos),
+            discount: event.data.charge.discount,
+            at: where(stored),
+          });
         return;
       case 'SpendOverrun':
-        this.charge(event.data.requestId, BigInt(event.data.overrunNanos), false);
+        if (BATCH_LINE_REQUEST.test(event.data.requestId))
+          this.overruns.push({
+            requestId: event.data.requestId,
+            holdId: event.data.holdId,
+            amount: BigInt(event.data.overrunNanos),
+          });
         return;
       default:
         return;
     }
   }
 
-  private charge(requestId: string, amount: bigint, settled: boolean): void {
-    if (!BATCH_LINE_REQUEST.test(requestId)) return;
-    const line = this.charges.get(requestId) ?? { charged: 0n, settled: false };
-    line.charged += amount;
-    line.settled ||= settled;
-    this.charges.set(requestId, line);
+  /** The batch a request id is a line of, when the log has that batch. */
+  private batchOf(requestId: string) {
+    const batchId = BATCH_LINE_REQUEST.exec(requestId)?.[1];
+    const batch = batchId === undefined ? undefined : this.batches.get(batchId);
+    return batchId !== undefined && batch && lineOfRequest(batchId, requestId) !== undefined
+      ? batch
+      : undefined;
+  }
+
+  /** Each line's own charges, and the charges under a line's id that are not the line's (by request id). */
+  private sortCharges() {
+    const charges = new Map<string, LineCharge>();
+    const foreign = new Map<string, string[]>();
+    const lineHolds = new Set<string>();
+    for (const settle of this.settles) {
+      const batch = this.batchOf(settle.requestId);
+      if (!batch) continue;
+      const why =
+        settle.accountId !== batch.accountId
+          ? `charged to ${settle.accountId}, not to the batch's account`
+          : !LINE_DISCOUNTS.has(settle.discount)
+            ? `charged at discount ${settle.discount}, not at a batch price`
+            : undefined;
+      if (why) {
+        const found = foreign.get(settle.requestId) ?? [];
+        found.push(`${settle.at}: ${usd(settle.amount)} ${why}`);
+        foreign.set(settle.requestId, found);
+        continue;
+      }
+      lineHolds.add(settle.holdId);
+      const line = charges.get(settle.requestId) ?? { charged: 0n, settled: false };
+      line.charged += settle.amount;
+      line.settled = true;
+      charges.set(settle.requestId, line);
+    }
+    for (const overrun of this.overruns) {
+      const line = charges.get(overrun.requestId);
+      if (line && lineHolds.has(overrun.holdId)) line.charged += overrun.amount;
+    }
+    return { charges, foreign };
   }
 
   finish(): void {
-    for (const [requestId, charge] of this.charges) {
-      const batchId = BATCH_LINE_REQUEST.exec(requestId)?.[1] as string;
-      const status = this.batches.get(batchId);
-      if (status === undefined || !charge.settled) continue;
+    const { charges, foreign } = this.sortCharges();
+    for (const [requestId, charge] of charges) {
+      const status = this.batchOf(requestId)?.status;
+      if (status === undefined) continue;
       this.checked += 1;
       const line = this.finished.get(requestId);
       if (!line) {
@@ -89,11 +162,24 @@ export class BatchLineBook {
       if (line.lostEarlier) this.findings.warn(`${message} (a result lost to a stop, recorded at no cost)`);
       else this.findings.fail(message);
     }
+    const claimsOthers = (requestId: string) => {
+      const line = this.finished.get(requestId);
+      return line !== undefined && line.cost !== 0n && !charges.get(requestId)?.settled;
+    };
     for (const [requestId, line] of this.finished) {
-      if (line.cost !== 0n && !this.charges.get(requestId)?.settled)
-        this.findings.fail(
-          `${line.at}: batch line ${requestId} records a cost of ${usd(line.cost)} that was never charged`,
-        );
+      if (!claimsOthers(requestId)) continue;
+      const others = foreign.get(requestId);
+      this.findings.fail(
+        others
+          ? `${line.at}: batch line ${requestId} records a cost of ${usd(line.cost)} that is not its own: the charges under its id are not the line's (${others.join('; ')})`
+          : `${line.at}: batch line ${requestId} records a cost of ${usd(line.cost)} that was never charged`,
+      );
+    }
+    for (const [requestId, others] of foreign) {
+      if (claimsOthers(requestId)) continue;
+      this.findings.warn(
+        `a request that is not batch line ${requestId} was recorded under its id (${others.join('; ')}); the line does not claim it`,
+      );
     }
   }
 }

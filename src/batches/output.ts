@@ -11,8 +11,22 @@ type Line = z.infer<typeof BatchLineFinished>;
 const hex = (name: string, length: number) =>
   createHash('sha256').update(name).digest('hex').slice(0, length);
 
-/** A line's id in the output (`batch_req_…`) and its request id (its charge's `request_id`), from batch and line. */
+/**
+ * A line's id in the output (`batch_req_…`) and its request id (its charge's `request_id`), from batch and line.
+ * The gateway derives it from the batch's id, which it made; a client's `X-Request-Id` is never a request's id
+ * (src/http/request-id.ts), so no client's request can stand for a line.
+ */
 export const lineRequestId = (batchId: string, line: number) => `${batchId}-${line}`;
+/** What every line's request id of the batch starts with. */
+export const lineRequestPrefix = (batchId: string) => `${batchId}-`;
+
+/** The batch's line a request id names: `lineRequestId`'s inverse, undefined for any other id. */
+export function lineOfRequest(batchId: string, requestId: string): number | undefined {
+  const line = Number(requestId.slice(lineRequestPrefix(batchId).length));
+  return Number.isSafeInteger(line) && line > 0 && lineRequestId(batchId, line) === requestId
+    ? line
+    : undefined;
+}
 export const lineOutputId = (batchId: string, line: number) => `batch_req_${hex(`${batchId}/${line}`, 24)}`;
 
 /** The ids of a batch's result files are derived from the batch, so finalizing twice writes the same files. */

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { BatchState } from '../../commands/batch/decide.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { Spending } from '../billing/spending.ts';
-import { lineRequestId } from './output.ts';
+import { lineOfRequest, lineRequestPrefix } from './output.ts';
 
 /**
  * Releases the open holds of a batch's lines that no upstream batch records: holds made by a take that stopped
@@ -17,18 +17,18 @@ export async function releaseStrayHolds(
   auth: KeyHolder,
   state: BatchState,
 ): Promise<number> {
-  const prefix = lineRequestId(batch.batchId, 0).slice(0, -1);
   const { rows } = await pool.query<{ hold_id: string; request_id: string; amount_nanos: string }>(
     `SELECT hold_id, request_id, amount_nanos::text FROM holds
      WHERE account_id = $1 AND status = 'open' AND starts_with(request_id, $2)`,
-    [batch.accountId, prefix],
+    [batch.accountId, lineRequestPrefix(batch.batchId)],
   );
   const recorded = new Set(
     [...state.groups.values()].flatMap((group) => group.prepared.lines.map((line) => line.holdId)),
   );
   let released = 0;
   for (const row of rows) {
-    if (recorded.has(row.hold_id)) continue;
+    // Only the holds of the batch's own lines: the gateway's ids, never a client's (src/batches/output.ts).
+    if (recorded.has(row.hold_id) || lineOfRequest(batch.batchId, row.request_id) === undefined) continue;
     await spending.release(
       {
         holdId: row.hold_id,

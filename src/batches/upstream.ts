@@ -400,6 +400,7 @@ export class UpstreamBatches {
     if (!this.deps.bodies) return undefined;
     const log = new RequestLog(this.deps.bodies, {
       requestId: lineRequestId(batch.batchId, line.line),
+      batchLine: { batchId: batch.batchId, line: line.line },
       auth: holder(batch),
       endpoint: '/v1/chat/completions',
       body: body ?? null,

@@ -4,8 +4,8 @@ import type { BatchState } from '../../commands/batch/decide.ts';
 import { BatchCommands } from '../../commands/batch/handler.ts';
 import type { BatchCreated, BatchLineFinished } from '../../events/batch.ts';
 import type { EventStore } from '../../events/store.ts';
-import { settledChargesByPrefix } from '../../projections/balances/index.ts';
-import { batchStatus, dueBatches } from '../../projections/batches/index.ts';
+import { workChargesByPrefix } from '../../projections/balances/index.ts';
+import { batchStatus } from '../../projections/batches/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { RequestBodies } from '../billing/request-bodies.ts';
 import { RequestLog } from '../billing/request-log.ts';
@@ -13,7 +13,6 @@ import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { completionId } from '../chat/service.ts';
 import type { DescribeError } from '../contracts/errors.ts';
-import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { type FilesService, fileBlobKey } from '../files/service.ts';
 import type { EmbeddingsRequest } from '../modalities/embeddings/request.ts';
@@ -21,8 +20,9 @@ import { createEmbeddings } from '../modalities/embeddings/service.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { concludeBatch } from './conclude.ts';
 import { inputLines, parseInputLine, validateInput } from './input.ts';
-import { keptBody, lineRequestId } from './output.ts';
+import { keptBody, lineOfRequest, lineRequestId, lineRequestPrefix } from './output.ts';
 import { recordLine } from './record-line.ts';
+import { BatchScheduler, type BatchTurn } from './scheduler.ts';
 import { type BatchSettings, gatewayLineDiscount, lineModel, servedByBatchApi } from './settings.ts';
 import { loadBatch } from './state.ts';
 import { releaseStrayHolds } from './stray-holds.ts';
@@ -38,7 +38,7 @@ export interface BatchWorkerOptions {
   log: (line: string) => void;
   /** How often the worker looks for due batches. */
   intervalMs: number;
-  /** Lines of one batch in flight at once on this gateway. */
+  /** Lines in flight at once on this gateway, across all the batches it works. */
   concurrency: number;
   /** A failed line's status and body, as the same request would have been answered. */
   describeError: DescribeError;
@@ -48,7 +48,7 @@ export interface BatchWorkerOptions {
   bodies?: RequestBodies;
 }
 
-/** Lines of one batch in flight at once per gateway: GATEWAY_BATCH_CONCURRENCY, else 4. */
+/** Lines in flight at once per gateway, shared by its batches: GATEWAY_BATCH_CONCURRENCY, else 4. */
 export function batchConcurrency(env: NodeJS.ProcessEnv): number {
   const given = Number(env.GATEWAY_BATCH_CONCURRENCY);
   return Number.isSafeInteger(given) && given > 0 ? Math.min(given, 64) : 4;
@@ -57,23 +57,32 @@ export function batchConcurrency(env: NodeJS.ProcessEnv): number {
 /** How often a running batch looks whether it was cancelled. */
 const CANCEL_POLL_MS = 200;
 const NEVER = new AbortController().signal;
+type Outcome = 'done' | 'stopped' | 'yielded' | 'cancelled' | 'expired';
 
 /**
  * Works batches from the `batches` read model: validates the input file, runs each line through the chat
  * service at the batch price, records every finished line as an event, and writes the output and error files.
  * One instance at a time works a batch: it holds a PostgreSQL advisory lock on the batch for as long as it works
  * it, and the lock goes with its connection if the instance dies. A restart resumes from the recorded lines.
+ *
+ * Several batches are worked at once and share the gateway's line slots (`FairShare`): accounts take turns line
+ * by line, so a small batch does not wait behind another tenant's large one.
  */
 export class BatchWorker {
   private readonly commands: BatchCommands;
   private readonly controller = new AbortController();
-  private loop: Promise<void> | undefined;
   private readonly upstream: UpstreamBatches;
   /** Batches this instance has run a take of: later passes only move their upstream batches on. */
   private readonly taken = new Set<string>();
+  private readonly scheduler: BatchScheduler;
 
   constructor(private readonly options: BatchWorkerOptions) {
     this.commands = new BatchCommands(options.store);
+    this.scheduler = new BatchScheduler({
+      ...options,
+      taken: (batchId) => this.taken.has(batchId),
+      work: (batchId, turn) => this.work(batchId, turn),
+    });
     this.upstream = new UpstreamBatches({
       chat: options.chat,
       commands: this.commands,
@@ -87,45 +96,20 @@ export class BatchWorker {
   }
 
   start(): void {
-    this.loop = this.run();
+    this.scheduler.start();
   }
 
   /** Stops taking lines; the lines in flight finish and are recorded before this resolves. */
   async stop(): Promise<void> {
     this.controller.abort();
-    await this.loop;
-  }
-
-  private async run(): Promise<void> {
-    const signal = this.controller.signal;
-    while (!signal.aborted) {
-      await sleep(this.options.intervalMs, signal);
-      if (signal.aborted) return;
-      try {
-        // Batches waiting on an upstream batch stay due for hours; enough are taken that new ones still start.
-        for (const batchId of await dueBatches(this.options.pool, 500)) {
-          if (signal.aborted) return;
-          // The lock goes with the session: after a lost connection the next pass takes the batch again from
-          // its recorded lines.
-          await withAdvisoryLock(
-            this.options.pool,
-            `batch.${batchId}`,
-            (message, error) =>
-              this.options.log(error === undefined ? message : `${message}: ${String(error)}`),
-            () => this.work(batchId),
-          );
-        }
-      } catch (error) {
-        this.options.log(`batch worker failed: ${String(error)}`);
-      }
-    }
+    await this.scheduler.stop();
   }
 
   private expired(batch: z.infer<typeof BatchCreated>): boolean {
     return this.options.clock().getTime() >= Date.parse(batch.expiresAt);
   }
 
-  private async work(batchId: string): Promise<void> {
+  private async work(batchId: string, turn: BatchTurn): Promise<void> {
     let state = await loadBatch(this.options.store, batchId);
     const batch = state.created;
     if (!batch) return;
@@ -149,8 +133,8 @@ export class BatchWorker {
       if (this.expired(batch)) ran = 'expired';
       else if (!this.taken.has(batchId)) {
         const started = await this.commands.handle(batchId, { type: 'StartBatch' }, this.context());
-        ran = await this.runLines(batchId, started.state, started.checkpoint);
-        if (ran === 'stopped') return;
+        ran = await this.runLines(batchId, started.state, started.checkpoint, turn);
+        if (ran === 'stopped' || ran === 'yielded') return;
         this.taken.add(batchId);
       }
       state = await loadBatch(this.options.store, batchId);
@@ -171,7 +155,8 @@ export class BatchWorker {
   }
 
   /**
-   * Runs the lines without a recorded result, `concurrency` at a time. On a resumed take, a line that was
+   * Runs the lines without a recorded result, each in a line slot of the gateway's shared `concurrency`, taken in
+   * turn with the other batches worked here (`FairShare`). On a resumed take, a line that was
    * charged but whose result was never recorded (the gateway stopped between the two) is recorded as failed,
    * with what it was charged, rather than run and charged again. A line whose result could not be recorded
    * stops the take: a batch is never finished with a charged line missing from its files.
@@ -180,7 +165,8 @@ export class BatchWorker {
     batchId: string,
     state: BatchState,
     startCheckpoint: string | undefined,
-  ): Promise<'done' | 'stopped' | 'cancelled' | 'expired'> {
+    turn: BatchTurn,
+  ): Promise<Outcome> {
     const batch = state.created as z.infer<typeof BatchCreated>;
     // An input file deleted since validation leaves its unrun lines unrunnable: they are counted failed.
     if ((await this.options.blobs.size(fileBlobKey(batch.inputFileId))) === undefined) return 'done';
@@ -198,18 +184,20 @@ export class BatchWorker {
       await releaseStrayHolds(this.options.pool, this.options.chat.spending, batch, auth, state);
     const inFlight = new Set<Promise<void>>();
     let checkedAt = 0;
-    let outcome: 'done' | 'stopped' | 'cancelled' | 'expired' = 'done';
-    const halt = async (): Promise<typeof outcome | undefined> => {
+    let outcome: Outcome = 'done';
+    const halt = async (): Promise<Outcome | undefined> => {
       if (this.controller.signal.aborted) return 'stopped';
       if (this.expired(batch)) return 'expired';
       if (Date.now() - checkedAt >= CANCEL_POLL_MS) {
         checkedAt = Date.now();
         if ((await batchStatus(this.options.pool, batchId)) === 'cancelling') return 'cancelled';
       }
-      return undefined;
+      return turn.room.signal.aborted ? 'yielded' : undefined;
     };
     const seen = new Set<string>();
     let unrecorded = 0;
+    // Accounts take turns for slots, then the payers (the account, each sub-account) of one, then their batches.
+    const slotPath = [batch.accountId, batch.subAccountId ?? '', batchId];
     const { catalog, env } = this.options.chat;
     const upstreamLines = new Map<string, UpstreamLine[]>();
     const submit = async (lines: UpstreamLine[]) => {
@@ -257,10 +245,14 @@ export class BatchWorker {
         }
         continue;
       }
-      while (inFlight.size >= this.options.concurrency) await Promise.race(inFlight);
-      const stop = await halt();
-      if (stop) {
-        outcome = stop;
+      const slotted = await this.scheduler.share.acquire(slotPath, turn.room.signal);
+      const stop = await halt().catch((error) => {
+        if (slotted) this.scheduler.share.release();
+        throw error;
+      });
+      if (stop || !slotted) {
+        if (slotted) this.scheduler.share.release();
+        outcome = stop ?? 'stopped';
         break;
       }
       const running: Promise<void> = this.runLine(batchId, batch, auth, line, parsed.customId, parsed.body)
@@ -268,7 +260,10 @@ export class BatchWorker {
           unrecorded += 1;
           this.options.log(`batch ${batchId} line ${line} was not recorded: ${String(error)}`);
         })
-        .finally(() => inFlight.delete(running));
+        .finally(() => {
+          this.scheduler.share.release();
+          inFlight.delete(running);
+        });
       inFlight.add(running);
       if (unrecorded > 0) {
         outcome = 'stopped';
@@ -278,7 +273,8 @@ export class BatchWorker {
     await Promise.all(inFlight);
     if (outcome === 'done' && unrecorded === 0) {
       const stop = await halt();
-      if (stop) return stop;
+      // Every line has run: a batch asked to make room has nothing left to give it.
+      if (stop && stop !== 'yielded') return stop;
       for (const lines of upstreamLines.values()) if (unrecorded === 0) await submit(lines);
     }
     return unrecorded > 0 ? 'stopped' : outcome;
@@ -298,7 +294,13 @@ export class BatchWorker {
     const { catalog, env, fallbacks } = this.options.chat;
     const discount = gatewayLineDiscount(catalog, env, batch.endpoint, body, fallbacks);
     const log = this.options.bodies
-      ? new RequestLog(this.options.bodies, { requestId, auth, endpoint: batch.endpoint, body })
+      ? new RequestLog(this.options.bodies, {
+          requestId,
+          batchLine: { batchId, line },
+          auth,
+          endpoint: batch.endpoint,
+          body,
+        })
       : undefined;
     if (log) {
       log.metered = true;
@@ -348,7 +350,8 @@ export class BatchWorker {
   /**
    * Lines of this batch already charged, with what they were charged in all, from the `charges` read model once
    * it has caught up with this take's start (every charge of an earlier take was committed before it);
-   * undefined when it has not caught up yet.
+   * undefined when it has not caught up yet. A line's charges are those the gateway recorded under the line's
+   * request id, which only the gateway makes: no client's request is taken for a line.
    */
   private async billedLines(
     batch: z.infer<typeof BatchCreated>,
@@ -363,9 +366,13 @@ export class BatchWorker {
       30_000,
     );
     if (!caughtUp) return undefined;
-    const prefix = lineRequestId(batch.batchId, 0).slice(0, -1);
-    const charged = await settledChargesByPrefix(this.options.pool, batch.accountId, prefix);
-    return new Map([...charged].map(([requestId, nanos]) => [Number(requestId.slice(prefix.length)), nanos]));
+    const prefix = lineRequestPrefix(batch.batchId);
+    const billed = new Map<number, bigint>();
+    for (const [requestId, nanos] of await workChargesByPrefix(this.options.pool, batch.accountId, prefix)) {
+      const line = lineOfRequest(batch.batchId, requestId);
+      if (line !== undefined) billed.set(line, nanos);
+    }
+    return billed;
   }
 
   private async holdsCaughtUp(startCheckpoint: string | undefined): Promise<boolean> {
@@ -380,17 +387,4 @@ export class BatchWorker {
   private context() {
     return { now: this.options.clock() };
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

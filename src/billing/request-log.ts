@@ -4,7 +4,12 @@ import type { KeyHolder } from '../accounts/live-state.ts';
 import type { RequestBodies } from './request-bodies.ts';
 
 export interface RequestInfo {
+  /** The gateway's own id of the request, never a client's. */
   requestId: string;
+  /** The client's `X-Request-Id`, recorded beside the gateway's id as its correlation id. */
+  clientRequestId?: string;
+  /** The batch line the request runs, when it is one: its record is then the batch's, scoped as the batch is. */
+  batchLine?: { batchId: string; line: number };
   auth: KeyHolder;
   endpoint: string;
   body: unknown;
@@ -85,6 +90,8 @@ export class RequestLog {
     return {
       logId: this.logId,
       requestId: this.info.requestId,
+      ...(this.info.clientRequestId !== undefined && { clientRequestId: this.info.clientRequestId }),
+      ...(this.info.batchLine && { batchLine: this.info.batchLine }),
       accountId: this.info.auth.accountId,
       subAccountId: this.info.auth.subAccountId,
       keyId: this.info.auth.keyId,

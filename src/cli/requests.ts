@@ -1,19 +1,20 @@
-import { findRequest, findRequestAnywhere, monthOfRequests } from '../../projections/requests/queries.ts';
+import { findRequestAnywhere, monthOfRequests } from '../../projections/requests/queries.ts';
 import type { Sql } from '../../projections/types.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { loggedBodies, loggedRequest } from '../requests/lookup.ts';
 import { requestView } from '../requests/view.ts';
 
-/** `requests show ID [--account ID]`: the record and its bodies when kept; undefined when unknown. */
+/**
+ * `requests show ID [--account ID]`: the record (by the gateway's id, else a client's `X-Request-Id`) and its bodies
+ * when kept; undefined when unknown.
+ */
 export async function showRequest(
   sql: Sql,
   blobs: BlobStore,
   requestId: string,
   accountId?: string,
 ): Promise<unknown> {
-  const row = accountId
-    ? await findRequest(sql, { accountId, subAccountId: null }, requestId)
-    : await findRequestAnywhere(sql, requestId);
+  const row = await findRequestAnywhere(sql, requestId, accountId);
   if (!row) return undefined;
   const logged = loggedRequest(row);
   const bodies = await loggedBodies({ sql, blobs }, logged);

@@ -4,7 +4,7 @@ import { chargedSoFar, type EvalState, type ItemResult, resultKey } from '../../
 import type { EvalCommands } from '../../commands/eval/handler.ts';
 import type { EvalCreated, EvalItemScored } from '../../events/eval.ts';
 import type { EventStore } from '../../events/store.ts';
-import { settledChargesByPrefix } from '../../projections/balances/index.ts';
+import { workChargesByPrefix } from '../../projections/balances/index.ts';
 import { dueEvals, evalStatus } from '../../projections/evals/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { RequestBodies } from '../billing/request-bodies.ts';
@@ -59,7 +59,10 @@ const BODY_WAITS = 20;
 /** A grade is one number. */
 const GRADER_MAX_TOKENS = 16;
 
-/** The request id of one candidate's call on one item of a run: what it is charged and logged under. */
+/**
+ * The request id of one candidate's call on one item of a run: what it is charged and logged under. Derived from
+ * the eval's id, which the gateway made; a client's `X-Request-Id` is never a request's id, so none can equal it.
+ */
 export const callRequestId = (evalId: string, run: number, item: number, modelIndex: number) =>
   `${evalId}-${run}-${item}-${modelIndex}`;
 
@@ -270,7 +273,7 @@ export class EvalWorker {
     let latencyMs: number;
     let recovered = false;
     if (prior !== undefined) {
-      const logged = await this.options.log.find(created.accountId, requestId);
+      const logged = await this.options.log.find(created, requestId);
       const bodies = logged && (await this.loggedAnswer(logged));
       if (!logged || !bodies?.response) {
         await this.record({
@@ -367,7 +370,7 @@ export class EvalWorker {
     return async (model: string, messages: ChatMessage[], requestId: string) => {
       const prior = charged.get(requestId);
       if (prior !== undefined) {
-        const logged = await this.options.log.find(created.accountId, requestId);
+        const logged = await this.options.log.find(created, requestId);
         const bodies = logged && (await this.loggedAnswer(logged));
         return { text: bodies?.response ? outputText(bodies.response) : '', costNanos: prior };
       }
@@ -434,7 +437,9 @@ export class EvalWorker {
 
   /**
    * The calls of this run already charged (grading calls too), from the `charges` read model once it has caught
-   * up with this take's start and the request log with it; undefined while they have not.
+   * up with this take's start and the request log with it; undefined while they have not. They are the charges
+   * the gateway recorded under the ids this run issues (`callRequestId`, and the grading calls' ids made from it):
+   * only the gateway names requests, so a client's request, whatever its `X-Request-Id`, is never one of them.
    */
   private async chargedCalls(
     created: Created,
@@ -452,6 +457,6 @@ export class EvalWorker {
       );
       if (!caughtUp) return undefined;
     }
-    return settledChargesByPrefix(this.options.pool, created.accountId, `${created.evalId}-${run}-`);
+    return workChargesByPrefix(this.options.pool, created.accountId, `${created.evalId}-${run}-`);
   }
 }

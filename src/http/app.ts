@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { constants as zlibConstants } from 'node:zlib';
 import compress from '@fastify/compress';
 import multipart from '@fastify/multipart';
@@ -13,6 +12,7 @@ import { DEFAULT_EDGE_LIMITS, edgeServerOptions, installEdge } from './edge.ts';
 import { describeError } from './errors.ts';
 import { observeRequests } from './observe.ts';
 import { registerOpenApi } from './openapi.ts';
+import { gatewayRequestId, setRequestIdHeaders } from './request-id.ts';
 import { type OpsDeps, opsRoutes } from './routes/ops.ts';
 import { type RouteDeps, registerRoutes } from './routes.ts';
 import { webSocketPlugin } from './websocket.ts';
@@ -28,8 +28,8 @@ export interface AppDeps extends RouteDeps {
   ops?: Omit<OpsDeps, 'metrics'>;
 }
 
-/** A client's own request id is kept when it is printable ASCII, up to 200 characters (any other is replaced). */
-const REQUEST_ID = /^[\x21-\x7e](?:[\x20-\x7e]{0,198}[\x21-\x7e])?$/;
+/** The encodings a JSON request body may come in (docs/api.md, Compression). */
+const REQUEST_ENCODINGS = ['gzip', 'deflate', 'br'] as const;
 
 /**
  * Answers compressed when the client accepts it (the model list is over a megabyte). Server-sent events are never
@@ -42,6 +42,14 @@ const COMPRESSION = {
   encodings: ['br', 'gzip', 'deflate'] as ('br' | 'gzip' | 'deflate')[],
   brotliOptions: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } },
   customTypes: (type: string) => !/event-stream/i.test(type) && COMPRESSIBLE.test(type),
+  // A JSON body may come encoded: decoded here, and held to the body limit once decoded as well as sent (Fastify
+  // counts both). A multipart upload never is (src/http/edge.ts refuses it first).
+  requestEncodings: [...REQUEST_ENCODINGS, 'identity' as const],
+  onUnsupportedRequestEncoding: (encoding: string) =>
+    new RequestRefused(
+      'unsupported_media_type',
+      `'content-encoding': '${encoding.slice(0, 100)}' is not accepted; send ${REQUEST_ENCODINGS.join(', ')} or none`,
+    ),
 };
 const COMPRESSIBLE = /^(?:text\/|application\/(?:json|[\w.+-]*\+json|x-ndjson|jsonl|xml|javascript))/i;
 
@@ -52,10 +60,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: { level: deps.logLevel ?? 'info' },
     // One line per request instead, with its account, model and cost (src/http/observe.ts).
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    // Never the client's X-Request-Id: that one is its correlation id (src/http/request-id.ts).
+    genReqId: gatewayRequestId,
     // Refused in the API's own error shape instead (below).
     return503OnClosing: false,
   });
@@ -71,7 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     closing = true;
   });
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+    setRequestIdHeaders(request, reply);
     if (closing) {
       reply.header('connection', 'close');
       throw new RequestRefused('unavailable', 'The gateway is shutting down; retry the request');

@@ -2,6 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { GatewayMetrics } from '../observability/metrics.ts';
 import { SpanStatusCode, startServerSpan } from '../observability/tracing.ts';
+import { clientRequestId } from './request-id.ts';
 
 const spans = new WeakMap<FastifyRequest, Span>();
 
@@ -13,10 +14,12 @@ const spans = new WeakMap<FastifyRequest, Span>();
 export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
+    const client = clientRequestId(request);
     const { span, run } = startServerSpan(`${request.method} ${route}`, {
       'http.request.method': request.method,
       'http.route': route,
       'gateway.request_id': request.id,
+      ...(client !== undefined && { 'gateway.client_request_id': client }),
     });
     spans.set(request, span);
     // The rest of the request's hooks and its handler run inside the span's context.
@@ -50,6 +53,7 @@ export function observeRequests(app: FastifyInstance, metrics: GatewayMetrics): 
 
     request.log.info(
       {
+        client_request_id: clientRequestId(request),
         method: request.method,
         // Without the query: signed media URLs carry their signature there.
         url: request.url.split('?')[0],

@@ -3,6 +3,7 @@ import type { RequestBodies } from '../billing/request-bodies.ts';
 import { RequestLog } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import { describeError } from './errors.ts';
+import { clientRequestId } from './request-id.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,8 +13,10 @@ declare module 'fastify' {
 }
 
 function newLog(request: FastifyRequest, bodies: RequestBodies): RequestLog {
+  const client = clientRequestId(request);
   return new RequestLog(bodies, {
     requestId: request.id,
+    ...(client !== undefined && { clientRequestId: client }),
     auth: request.auth,
     endpoint: request.routeOptions.url ?? request.url.split('?')[0] ?? request.url,
     body: request.body,

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { RequestRefused } from '../contracts/errors.ts';
+import { requestIdHeaders } from './request-id.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -124,7 +125,7 @@ export const webSocketPlugin = fp(async (app) => {
       // ws drops a socket that closed meanwhile without calling back.
       if (upgrade.gone.signal.aborted)
         throw new Error('the client closed the connection before the handshake');
-      upgrade.headers = { 'x-request-id': request.id, ...headers };
+      upgrade.headers = { ...requestIdHeaders(request), ...headers };
       return new Promise((resolve) =>
         server.handleUpgrade(request.raw, upgrade.socket, upgrade.head, resolve),
       );

@@ -35,7 +35,10 @@ export class TwinRefused extends Error {
 
 export type Twin = (request: TwinRequest) => Promise<TwinAnswer>;
 
-/** Requests that came through MCP carry this prefix in the request log (`id`), so they can be told apart. */
+/**
+ * Requests that came through MCP carry this prefix in their `X-Request-Id`, so the request log tells them apart
+ * (`client_request_id`); their id there is the gateway's own, as every request's.
+ */
 export const MCP_REQUEST_PREFIX = 'mcp-';
 
 /**
@@ -44,8 +47,10 @@ export const MCP_REQUEST_PREFIX = 'mcp-';
  */
 export function twinOf(app: FastifyInstance, credentials: Record<string, string>): Twin {
   return async (request) => {
-    const requestId = `${MCP_REQUEST_PREFIX}${randomUUID()}`;
-    const headers: Record<string, string> = { ...credentials, 'x-request-id': requestId };
+    const headers: Record<string, string> = {
+      ...credentials,
+      'x-request-id': `${MCP_REQUEST_PREFIX}${randomUUID()}`,
+    };
     if (request.tag !== undefined) headers['x-gw-tag'] = request.tag;
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     const query = Object.fromEntries(
@@ -70,7 +75,7 @@ export function twinOf(app: FastifyInstance, credentials: Record<string, string>
       ),
       json: parseJson(response.headers['content-type'], response.body),
       bytes: response.rawPayload,
-      requestId,
+      requestId: String(response.headers['x-gw-request-id']),
     };
     if (answer.status >= 400) throw new TwinRefused(answer.status, answer.json, refusalText(answer));
     return answer;

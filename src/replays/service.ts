@@ -45,8 +45,8 @@ export class ReplayService {
   async create(call: CallContext, input: CreateReplay) {
     const { chat, log } = this.deps;
     const { auth, requestId } = call;
-    const logged = await log.find(auth.accountId, input.source_request_id);
-    if (!logged || (auth.subAccountId !== null && logged.subAccountId !== auth.subAccountId)) {
+    const logged = await log.lookup(auth, input.source_request_id);
+    if (!logged) {
       throw new RequestRefused('not_found', `No request with id '${input.source_request_id}'`);
     }
     const endpoint = logged.endpoint;

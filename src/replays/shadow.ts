@@ -9,6 +9,7 @@ import { type EventStore, START } from '../../events/store.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import { withAdvisoryLock } from '../db/advisory-lock.ts';
 import { score } from './judge.ts';
+import { ShadowPauses } from './shadow-pause.ts';
 import { asChatRequest, askedText, isReplayable, isSingleTurn, outputText } from './source.ts';
 import { type RequestLogReader, SHADOW_DEFAULTS } from './types.ts';
 
@@ -58,8 +59,11 @@ export class ShadowWorker {
   private readonly idle = new Set<() => void>();
   private lastStarted = Number.NEGATIVE_INFINITY;
   private recheck: NodeJS.Timeout | undefined;
+  private readonly pauses: ShadowPauses;
 
-  constructor(private readonly deps: ShadowDeps) {}
+  constructor(private readonly deps: ShadowDeps) {
+    this.pauses = new ShadowPauses({ commands: deps.commands, clock: deps.clock, report: deps.report });
+  }
 
   start(): void {
     this.following = this.follow();
@@ -70,6 +74,7 @@ export class ShadowWorker {
     clearTimeout(this.recheck);
     await this.following;
     while (this.running > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
+    await this.pauses.settled();
   }
 
   private async follow(): Promise<void> {
@@ -78,18 +83,20 @@ export class ShadowWorker {
       try {
         for await (const stored of this.deps.store.subscribe(START, signal)) {
           const parsed = parseEvent(stored);
-          if (parsed.ok) this.apply(parsed.event);
+          if (parsed.ok) this.apply(parsed.event, stored.occurredAt);
         }
       } catch (error) {
         if (signal.aborted) return;
         this.deps.report('shadow replays: following the log failed, retrying', error);
         this.shadows.clear();
+        this.pauses.clear();
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     }
   }
 
-  private apply(event: GatewayEvent): void {
+  private apply(event: GatewayEvent, occurredAt: Date): void {
+    this.pauses.follow(event, occurredAt, this.shadows);
     switch (event.type) {
       case 'ReplayRequested':
         if (event.data.shadow) this.shadows.set(event.data.replayId, { ...event.data, matched: 0 });
@@ -111,6 +118,8 @@ export class ShadowWorker {
       record.accountId !== shadow.accountId ||
       // A sub-account key's shadow mirrors that sub-account's own requests, never its siblings' or the account's.
       (shadow.subAccountId != null && record.subAccountId !== shadow.subAccountId) ||
+      // A sub-account's batch lines are its own, as its batches are: a main key's shadow does not mirror them.
+      (shadow.subAccountId == null && record.batchLine !== undefined && record.subAccountId !== null) ||
       record.model !== shadow.sourceModel ||
       record.endpoint !== shadow.endpoint ||
       (shadow.sourceTag !== null && record.tag !== shadow.sourceTag) ||
@@ -124,6 +133,8 @@ export class ShadowWorker {
     shadow.matched += 1;
     const k = shadow.matched;
     if (Math.floor(k * shadow.sampleRate) <= Math.floor((k - 1) * shadow.sampleRate)) return;
+    // A paused shadow's payer could not pay for its last comparison: it is not asked again until it may.
+    if (this.pauses.isPaused(shadow.replayId)) return;
     this.queue.push({ shadow, record, k });
     this.pump();
   }
@@ -142,10 +153,14 @@ export class ShadowWorker {
       const next = this.queue.shift() as (typeof this.queue)[number];
       this.running += 1;
       const { shadow, record, k } = next;
+      const triedAt = this.deps.clock();
       withAdvisoryLock(this.deps.pool, `shadow.${shadow.replayId}.${k}`, this.deps.report, () =>
         this.mirror(shadow, record, k),
       )
-        .catch((error) => this.deps.report(`shadow ${next.shadow.replayId}: mirroring failed`, error))
+        .catch(async (error) => {
+          if (!(await this.pauses.failed(shadow, record.requestId, triedAt, error).catch(() => false)))
+            this.deps.report(`shadow ${shadow.replayId}: mirroring failed`, error);
+        })
         .finally(() => {
           this.running -= 1;
           for (const resolve of this.idle) resolve();
@@ -168,7 +183,8 @@ export class ShadowWorker {
 
   private async mirror(shadow: Shadow, record: RequestRecord, k: number): Promise<void> {
     if (!isReplayable(shadow.endpoint) || !(await this.wanted(shadow, record.requestId))) return;
-    const logged = await this.eventually(() => this.deps.log.find(shadow.accountId, record.requestId));
+    const owner = { accountId: shadow.accountId, subAccountId: shadow.subAccountId ?? null };
+    const logged = await this.eventually(() => this.deps.log.find(owner, record.requestId));
     // Both bodies: they are written in the background, one perhaps before the other.
     const bodies =
       logged &&

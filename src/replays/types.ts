@@ -14,9 +14,17 @@ export interface LoggedSource {
   bodies(): Promise<{ request: unknown; response: unknown } | undefined>;
 }
 
+/** Whose requests a lookup sees (`projections/requests/queries.ts`: a main key's, or one sub-account's). */
+export interface LogOwner {
+  accountId: string;
+  subAccountId: string | null;
+}
+
 export interface RequestLogReader {
-  /** The account's logged request, or undefined (another account's reads as missing). */
-  find(accountId: string, requestId: string): Promise<LoggedSource | undefined>;
+  /** The owner's request the gateway gave this id: how the gateway finds its own requests, never by a client's id. */
+  find(owner: LogOwner, requestId: string): Promise<LoggedSource | undefined>;
+  /** A reader's request by the id it holds: the gateway's id, else the reader's own `X-Request-Id`. */
+  lookup(owner: LogOwner, id: string): Promise<LoggedSource | undefined>;
 }
 
 /** A shadow's defaults: a tenth of the matching traffic, at most 100 comparisons, 4 running at once. */

@@ -44,6 +44,15 @@ export function toReplayObject(row: ReplayRow) {
           latency_source_ms_total: Number(row.shadow_latency_source_ms),
           latency_target_ms_total: Number(row.shadow_latency_target_ms),
           stopped_reason: row.stopped_reason,
+          // Why a paused shadow mirrors nothing for now; null unless `status` is `paused`.
+          paused:
+            row.paused_at === null
+              ? null
+              : {
+                  reason: row.paused_reason,
+                  message: row.paused_message,
+                  since: Math.floor(row.paused_at.getTime() / 1000),
+                },
         }
       : null,
   };

@@ -1,12 +1,22 @@
 import { createHash } from 'node:crypto';
-import { findRequest, type RequestOwner, type RequestRow } from '../../projections/requests/queries.ts';
+import {
+  findRequest,
+  findRequestByEitherId,
+  type RequestOwner,
+  type RequestRow,
+} from '../../projections/requests/queries.ts';
 import type { Sql } from '../../projections/types.ts';
 import { type BodySource, readBodyJson } from '../billing/request-bodies.ts';
 
 /** One request of the log, as the read model holds it (bodies are fetched apart, by hash). */
 export interface LoggedRequest {
   logId: string;
+  /** The gateway's own id of the request. */
   requestId: string;
+  /** The client's `X-Request-Id`, when it sent one. */
+  clientRequestId: string | null;
+  /** The batch whose line this request ran, when it is one. */
+  batchId: string | null;
   accountId: string;
   subAccountId: string | null;
   keyId: string;
@@ -39,6 +49,8 @@ export function loggedRequest(row: RequestRow): LoggedRequest {
   return {
     logId: row.log_id,
     requestId: row.request_id,
+    clientRequestId: row.client_request_id,
+    batchId: row.batch_id,
     accountId: row.account_id,
     subAccountId: row.sub_account_id,
     keyId: row.key_id,
@@ -67,7 +79,7 @@ export function loggedRequest(row: RequestRow): LoggedRequest {
   };
 }
 
-/** The account's request with this X-Request-Id (its newest, should a client have reused the id). */
+/** The owner's request the gateway gave this id: how the gateway finds its own requests, never by a client's id. */
 export async function findLoggedRequest(
   sql: Sql,
   accountId: string,
@@ -76,6 +88,19 @@ export async function findLoggedRequest(
 ): Promise<LoggedRequest | undefined> {
   const owner: RequestOwner = { accountId, subAccountId };
   const row = await findRequest(sql, owner, requestId);
+  return row && loggedRequest(row);
+}
+
+/**
+ * A reader's request by the id it holds: the gateway's id (`X-Gw-Request-Id`), else its own `X-Request-Id` (the
+ * newest request it sent with it). For what a client asks for, never for the gateway's own work.
+ */
+export async function findRequestForReader(
+  sql: Sql,
+  owner: RequestOwner,
+  id: string,
+): Promise<LoggedRequest | undefined> {
+  const row = await findRequestByEitherId(sql, owner, id);
   return row && loggedRequest(row);
 }
 

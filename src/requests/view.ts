@@ -6,6 +6,8 @@ export function requestView(logged: LoggedRequest) {
   return {
     object: 'request',
     id: logged.requestId,
+    client_request_id: logged.clientRequestId,
+    batch_id: logged.batchId,
     created_at: logged.createdAt.toISOString(),
     endpoint: logged.endpoint,
     requested_model: logged.requestedModel,

@@ -8,8 +8,18 @@ const BUDGET = 'budget-acct_a_202603';
 
 /** Only the fields the check reads; the schemas are another check's business. */
 const event = (type: string, data: Record<string, unknown>) => ({ type, data }) as unknown as GatewayEvent;
-const settled = (line: number, charged: bigint) =>
-  event('SpendSettled', { requestId: `${BATCH}-${line}`, chargedNanos: charged.toString() });
+const settled = (
+  line: number,
+  charged: bigint,
+  { discount = 'batch_fee', accountId = 'acct_a' }: { discount?: string; accountId?: string } = {},
+) =>
+  event('SpendSettled', {
+    requestId: `${BATCH}-${line}`,
+    accountId,
+    holdId: `hold_${line}_${discount}_${accountId}`,
+    chargedNanos: charged.toString(),
+    charge: { discount },
+  });
 const finished = (line: number, cost: bigint, error: { code: string; message: string } | null = null) =>
   event('BatchLineFinished', {
     batchId: BATCH,
@@ -21,7 +31,7 @@ const finished = (line: number, cost: bigint, error: { code: string; message: st
 
 function replay(build: (log: LogBuilder) => void): BatchLineBook {
   const log = new LogBuilder();
-  log.append(`batch-${BATCH}`, event('BatchCreated', { batchId: BATCH }));
+  log.append(`batch-${BATCH}`, event('BatchCreated', { batchId: BATCH, accountId: 'acct_a' }));
   build(log);
   const book = new BatchLineBook();
   for (const stored of log.events)
@@ -36,7 +46,14 @@ describe('every charged batch line has its finished line, carrying its charge', 
   it('passes lines recorded with what they were charged, overrun included', () => {
     const book = replay((log) => {
       log.append(BUDGET, settled(1, 100n));
-      log.append(BUDGET, event('SpendOverrun', { requestId: `${BATCH}-1`, overrunNanos: '5' }));
+      log.append(
+        BUDGET,
+        event('SpendOverrun', {
+          requestId: `${BATCH}-1`,
+          holdId: 'hold_1_batch_fee_acct_a',
+          overrunNanos: '5',
+        }),
+      );
       log.append(`batch-${BATCH}`, finished(1, 105n));
       log.append(`batch-${BATCH}`, finished(2, 0n, { code: 'x', message: 'failed upstream' }));
       ended(log);
@@ -67,6 +84,41 @@ describe('every charged batch line has its finished line, carrying its charge', 
     expect(book.findings.kept.map((f) => [f.severity, f.message])).toEqual([
       ['failure', expect.stringMatching(/records a cost of \$0.*but was charged/)],
       ['failure', expect.stringMatching(/records a cost of .* that was never charged/)],
+    ]);
+  });
+
+  it('fails a line that claims a charge that is not its own: another price, or another account', async () => {
+    // An earlier version took a client's X-Request-Id as the request's id: a chat sent as `<batch>-3` was charged
+    // under the line's id at the standard price, and a resumed take recorded line 3, which never ran, with it.
+    const book = replay((log) => {
+      log.append(BUDGET, settled(3, 70n, { discount: 'none' }));
+      log.append(`batch-${BATCH}`, finished(3, 70n, { code: 'result_lost', message: '…' }));
+      log.append('budget-acct_b_202603', settled(4, 90n, { accountId: 'acct_b' }));
+      log.append(`batch-${BATCH}`, finished(4, 90n, { code: 'result_lost', message: '…' }));
+      ended(log);
+    });
+    expect(book.findings.kept.map((f) => [f.severity, f.message])).toEqual([
+      [
+        'failure',
+        expect.stringMatching(/batch line .*-3 records a cost of .* that is not its own: .*discount none/),
+      ],
+      [
+        'failure',
+        expect.stringMatching(/batch line .*-4 records .* not its own: .*acct_b, not to the batch/),
+      ],
+    ]);
+  });
+
+  it("warns of a request recorded under a line's id that the line does not claim, and keeps the line's own", async () => {
+    const book = replay((log) => {
+      log.append(BUDGET, settled(5, 100n));
+      log.append(BUDGET, settled(5, 40n, { discount: 'cache' }));
+      log.append(`batch-${BATCH}`, finished(5, 100n));
+      ended(log);
+    });
+    expect(book.checked).toBe(1);
+    expect(book.findings.kept.map((f) => [f.severity, f.message])).toEqual([
+      ['warning', expect.stringMatching(/a request that is not batch line .*-5 .*discount cache/)],
     ]);
   });
 });

@@ -16,9 +16,12 @@ export async function embeddedClient(dataDir: string): Promise<pg.Client> {
 export async function ledgerByRequest(
   client: pg.Client,
 ): Promise<Map<string, { settled: number; chargedNanos: bigint; released: number }>> {
+  // By the client's X-Request-Id where it sent one: the gateway's own id (the charge's) is recorded beside it.
   const { rows } = await client.query<{ type: string; request_id: string | null; charged: string | null }>(
-    `SELECT type, data->>'requestId' AS request_id, data->>'chargedNanos' AS charged FROM events
-     WHERE type IN ('SpendSettled', 'SpendReleased')`,
+    `SELECT s.type, COALESCE(r.data->>'clientRequestId', s.data->>'requestId') AS request_id,
+       s.data->>'chargedNanos' AS charged
+     FROM events s LEFT JOIN events r ON r.type = 'RequestCompleted' AND r.data->>'requestId' = s.data->>'requestId'
+     WHERE s.type IN ('SpendSettled', 'SpendReleased')`,
   );
   const out = new Map<string, { settled: number; chargedNanos: bigint; released: number }>();
   for (const row of rows) {

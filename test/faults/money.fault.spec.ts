@@ -99,8 +99,11 @@ describe('1,000 requests over 4 gateway instances on one PostgreSQL, against one
     const client = new pg.Client({ connectionString: inject('databaseUrl') });
     await client.connect();
     const { rows } = await client.query<{ type: string; request_id: string; charged: string | null }>(
-      `SELECT type, data->>'requestId' AS request_id, data->>'chargedNanos' AS charged
-       FROM "${schema}".events WHERE type IN ('SpendSettled', 'SpendOverrun') AND data->>'requestId' LIKE 'money-%'`,
+      // Charges are the gateway's requests': the client's X-Request-Id is in each one's record, beside its own id.
+      `SELECT s.type, r.data->>'clientRequestId' AS request_id, s.data->>'chargedNanos' AS charged
+       FROM "${schema}".events s JOIN "${schema}".events r
+         ON r.type = 'RequestCompleted' AND r.data->>'requestId' = s.data->>'requestId'
+       WHERE s.type IN ('SpendSettled', 'SpendOverrun') AND r.data->>'clientRequestId' LIKE 'money-%'`,
     );
     await client.end();
     const settlements = new Map<string, number>();

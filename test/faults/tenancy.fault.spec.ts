@@ -178,6 +178,15 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       main.subId = sub.id;
       scopes.push(main, await populate(`S${family}`, sub.key as string, family, false));
     }
+    // Each batch's line is in the request log, under the line's id (tried below: a sub-account's batch lines are
+    // its own, as its batch and files are, not its main key's).
+    for (const scope of scopes) {
+      await eventually(
+        async () => (await call(scope.key, 'GET', `/v1/requests/${scope.batchId}-1`)).status,
+        (status) => status === 200,
+        20_000,
+      );
+    }
     // Each job ends with a stored result, whose signed-URL route is tried below too.
     for (const scope of scopes) {
       const job = await eventually(
@@ -210,6 +219,13 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       ['DELETE', `/v1/jobs/${o.jobId}`, 'job cancel'],
       ['GET', `/v1/files/jobs/${o.jobId}/${o.jobFile}/signed`, 'job result URL'],
       ['GET', `/v1/requests/${o.requestId}`, 'logged request'],
+      ['GET', `/v1/requests/${o.batchId}-1`, 'logged batch line'],
+      [
+        'POST',
+        '/v1/replays',
+        'replay of another’s batch line',
+        { source_request_id: `${o.batchId}-1`, target_model: 'local/echo-pro' },
+      ],
       ['GET', `/v1/replays/${o.replayId}`, 'replay'],
       ['DELETE', `/v1/replays/${o.replayId}`, 'replay stop'],
       ['GET', `/v1/responses/${o.responseId}`, 'response'],
@@ -251,8 +267,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
           ] as [string, string, string, unknown?][])
         : []),
     ];
-    // The same id with its last characters changed: the same shape, owned by nobody.
-    const missing = (text: string) => text.replace(/[0-9a-f]{4}(?=($|\/|"))/g, 'ffff');
+    // The same id with its last characters changed (before a batch line's `-<line>`): the same shape, owned by nobody.
+    const missing = (text: string) => text.replace(/[0-9a-f]{4}(?=((-\d+)?($|\/|")))/g, 'ffff');
     const leaks: Attempt[] = [];
     let attempts = 0;
     for (const owner of scopes) {
@@ -261,11 +277,13 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         for (const [method, path, route, body] of routes(owner)) {
           // docs/jobs.md: an account's main key sees (and may cancel) every job of the account, its sub-accounts' too;
           // likewise its sub-accounts' logged requests, replays, responses and evals (docs/requests.md,
-          // docs/responses.md, docs/evals.md).
+          // docs/responses.md, docs/evals.md); but not their batches, files, and batch lines (docs/requests.md).
           const accountWide =
-            ['/jobs/', '/requests/', '/replays', '/responses', '/evals'].some((part) =>
+            (['/jobs/', '/requests/', '/replays', '/responses', '/evals'].some((part) =>
               path.includes(part),
-            ) || route === 'eval as a model';
+            ) ||
+              route === 'eval as a model') &&
+            !route.includes('batch line');
           if (accountWide && by.main && by.family === owner.family) continue;
           const real = await call(by.key, method, path, body);
           const ghostBody = body === undefined ? undefined : JSON.parse(missing(JSON.stringify(body)));
@@ -289,8 +307,12 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
     }
 
     // Lists: a scope sees its own items (a main key also its sub-account's usage), never another's.
-    const foreign = (viewer: Scope) =>
-      scopes
+    const foreign = (viewer: Scope) => [
+      // A main key's sub-account's batch lines are not its own.
+      ...scopes
+        .filter((s) => s !== viewer && viewer.main && s.family === viewer.family)
+        .map((s) => `${s.batchId}-1`),
+      ...scopes
         .filter((s) => s !== viewer && !(viewer.main && s.family === viewer.family))
         .flatMap((s) => [
           s.fileId,
@@ -301,7 +323,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
           s.replayId,
           s.evalId,
           ...(s.subId && s.family !== viewer.family ? [s.subId] : []),
-        ]);
+        ]),
+    ];
     const listLeaks: string[] = [];
     for (const viewer of scopes) {
       // Usage is projected from the log: wait until the viewer's own request shows.
@@ -318,7 +341,7 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
         '/v1/usage/by-model',
         '/v1/jobs',
         '/v1/balance',
-        '/v1/requests',
+        '/v1/requests?limit=100',
         '/v1/replays',
         '/v1/evals',
       ];

@@ -211,12 +211,14 @@ describe('request log lines', () => {
           server.stdout
             .filter((l) => l.startsWith('{'))
             .map((l) => JSON.parse(l) as Record<string, unknown>)
-            .find((l) => l.reqId === 'req-log-line-1'),
+            .find((l) => l.client_request_id === 'req-log-line-1'),
         (l) => l !== undefined,
         3000,
       );
       expect(line).toMatchObject({
         msg: 'request',
+        // The gateway's own id, the request's in the request log; the client's is beside it.
+        reqId: answered.headers.get('x-gw-request-id'),
         status: 200,
         account: account.account_id,
         model: 'local/echo',

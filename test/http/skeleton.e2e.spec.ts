@@ -146,16 +146,19 @@ describe('errors and request ids', () => {
     expect((await json(revoke)).error.message).toContain('key_missing');
   });
 
-  it('echoes X-Request-Id, or generates a UUID', async () => {
+  it('echoes X-Request-Id, or generates a UUID; X-Gw-Request-Id is always the gateway’s own', async () => {
     const echoed = await get('/v1/balance', { ...withKey(key), 'x-request-id': 'req-123' });
     expect(echoed.headers.get('x-request-id')).toBe('req-123');
+    expect(echoed.headers.get('x-gw-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const generated = await get('/v1/balance', withKey(key));
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(generated.headers.get('x-gw-request-id')).toBe(generated.headers.get('x-request-id'));
     const onError = await get('/v1/balance', { 'x-request-id': 'req-401' });
     expect(onError.headers.get('x-request-id')).toBe('req-401');
+    expect(onError.headers.get('x-gw-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('records the request id as the correlation id of the events it caused', async () => {
+  it('records the gateway’s request id as the correlation id of the events it caused', async () => {
     const response = await fetch(`${gateway.url}/admin/accounts/${accountId}/top-ups`, {
       method: 'POST',
       headers: {
@@ -166,12 +169,13 @@ describe('errors and request ids', () => {
       body: JSON.stringify({ cents: 1, reference: 'pay_corr' }),
     });
     expect(response.status).toBe(200);
+    expect(response.headers.get('x-request-id')).toBe('corr-42');
     const events = await gateway.runtime.store.readStream(`account-${accountId}`);
     expect(
       events.find(
         (e) => e.type === 'AccountToppedUp' && (e.data as { reference: string }).reference === 'pay_corr',
       )?.metadata,
-    ).toMatchObject({ schemaVersion: 1, correlationId: 'corr-42' });
+    ).toMatchObject({ schemaVersion: 1, correlationId: response.headers.get('x-gw-request-id') });
     expect(keyId).toMatch(/^key_/);
   });
 });

@@ -118,7 +118,7 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     expect(local).toMatchObject({
       model: 'local/echo',
       provider: 'local',
-      request_id: expect.stringMatching(/^mcp-/),
+      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     expect(local.text).toContain('Bonjour, agent');
 
@@ -157,6 +157,8 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
       model: 'openai/gpt-4o-mini',
       status: 200,
       tag: 'agent-tag',
+      // The gateway's id is the request's; `mcp-…`, the twin's own X-Request-Id, tells MCP calls apart.
+      client_request_id: expect.stringMatching(/^mcp-/),
     });
     const listed = await call(client, 'list_requests', { tag: 'agent-tag' });
     expect(listed.data.map((r: Json) => r.id)).toContain(remote.request_id);
@@ -169,7 +171,10 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     const embedded = await call(client, 'embed', { model: 'local/embed', input: ['the cat', 'a dog'] });
     expect(embedded.embeddings).toHaveLength(2);
     expect(embedded.embeddings[0]).toHaveLength(1536);
-    expect(embedded).toMatchObject({ model: 'local/embed', request_id: expect.stringMatching(/^mcp-/) });
+    expect(embedded).toMatchObject({
+      model: 'local/embed',
+      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     const moderated = await call(client, 'moderate', {
       model: 'local/moderation',
       input: 'a friendly hello',

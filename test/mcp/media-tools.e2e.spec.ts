@@ -101,7 +101,10 @@ describe('MCP tools that produce or read media', () => {
       audio_url: `${filesUrl}/tone.wav`,
     });
     expect(heard.text.length).toBeGreaterThan(0);
-    expect(heard).toMatchObject({ model: 'openai/whisper-1', request_id: expect.stringMatching(/^mcp-/) });
+    expect(heard).toMatchObject({
+      model: 'openai/whisper-1',
+      request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(heard.cost_cents).toBeGreaterThan(0);
 
     // An asynchronous transcription is a job: list_jobs finds it, get_job follows it.

@@ -98,6 +98,7 @@ async function usageOf(tag: string): Promise<Json> {
   return report.data.find((row: Json) => row.tag === tag);
 }
 
+/** The hold of the gateway's request (its `X-Gw-Request-Id`: a client's `X-Request-Id` is not the request's id). */
 async function holdsOf(requestId: string | null): Promise<string[]> {
   const rows = await eventually(
     async () =>
@@ -299,7 +300,7 @@ describe('POST /v1/audio/transcriptions', () => {
       /deepgram\/nova-2: Bad Request: failed to process audio: corrupt or unsupported data/,
     );
     expect(sims.deepgram.requests.at(-1)?.query).toMatchObject({ model: 'nova-2', language: 'en' });
-    expect(await holdsOf(requestId)).toEqual(['failed']);
+    expect(await holdsOf(response.headers.get('x-gw-request-id'))).toEqual(['failed']);
   });
 
   it('refuses bad requests naming the field', async () => {
@@ -523,7 +524,7 @@ describe('POST /v1/audio/speech', () => {
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     await reader.read();
     await reader.cancel();
-    expect(await holdsOf(requestId)).toEqual(['settled']);
+    expect(await holdsOf(response.headers.get('x-gw-request-id'))).toEqual(['settled']);
     expect((await usageOf(tag)).cost_cents).toBeCloseTo(
       centsFor([charactersLine(input.length, '0.000015')]),
       7,
@@ -579,7 +580,7 @@ describe('POST /v1/audio/speech', () => {
       400,
       /voice_not_found: A voice with the voice_id no-such-voice was not found/,
     );
-    expect(await holdsOf(requestId)).toEqual(['failed']);
+    expect(await holdsOf(response.headers.get('x-gw-request-id'))).toEqual(['failed']);
     sims.elevenlabs.script({ kind: 'error', status: 401 });
     await expectError(
       await postJson('/audio/speech', { model: 'elevenlabs/eleven_v3', input }),

@@ -35,6 +35,8 @@ export interface TestGatewayOptions {
   dataDir?: string;
   /** The model catalog's source (a small price list), instead of the bundled one. */
   catalog?: CatalogSource;
+  /** Where the gateway's operator log lines go (dropped by default). */
+  log?: (line: string) => void;
 }
 
 /** A gateway in this process on a free port, over the run's PostgreSQL in a schema of its own. */
@@ -55,7 +57,7 @@ export async function startTestGateway(
     ...extra,
   };
   const runtime = await startRuntime(loadConfig(env), {
-    log: () => {},
+    log: options.log ?? (() => {}),
     clock: options.clock,
     workerIntervalsMs: options.workerIntervalsMs,
     catalog: options.catalog,

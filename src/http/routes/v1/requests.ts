@@ -4,7 +4,7 @@ import { listRequests } from '../../../../projections/requests/queries.ts';
 import type { Sql } from '../../../../projections/types.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { BlobStore } from '../../../files/blob-store.ts';
-import { findLoggedRequest, loggedBodies, loggedRequest } from '../../../requests/lookup.ts';
+import { findRequestForReader, loggedBodies, loggedRequest } from '../../../requests/lookup.ts';
 import { requestView } from '../../../requests/view.ts';
 import { queryInteger } from '../../query.ts';
 
@@ -21,6 +21,7 @@ const Instant = z.string().transform((text, context) => {
 const ListQuery = z.object({
   limit: queryInteger(1, 100).default(20),
   after: z.string().min(1).optional(),
+  client_request_id: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   tag: z.string().min(1).optional(),
   status: queryInteger(100, 599).optional(),
@@ -30,8 +31,8 @@ const ListQuery = z.object({
 });
 
 /**
- * The request log: an account reads its own requests, a sub-account key only its sub-account's. Another owner's
- * id is a 404, as an unknown one.
+ * The request log: an account reads its own requests and its sub-accounts' (but for the lines of their batches), a
+ * sub-account key only its sub-account's. Another owner's id is a 404, as an unknown one.
  */
 export const requestsRoutes =
   (sql: Sql, blobs: BlobStore): FastifyPluginAsyncZod =>
@@ -44,6 +45,7 @@ export const requestsRoutes =
         {
           limit: q.limit,
           ...(q.after !== undefined && { after: q.after }),
+          ...(q.client_request_id !== undefined && { clientRequestId: q.client_request_id }),
           ...(q.model !== undefined && { model: q.model }),
           ...(q.tag !== undefined && { tag: q.tag }),
           ...(q.status !== undefined && { status: q.status }),
@@ -62,11 +64,10 @@ export const requestsRoutes =
     });
 
     app.get('/requests/:id', { schema: { params: z.object({ id: z.string().min(1) }) } }, async (request) => {
-      const logged = await findLoggedRequest(
+      const logged = await findRequestForReader(
         sql,
-        request.auth.accountId,
+        { accountId: request.auth.accountId, subAccountId: request.auth.subAccountId },
         request.params.id,
-        request.auth.subAccountId,
       );
       if (!logged) throw new RequestRefused('not_found', `No request ${request.params.id}`);
       const bodies = await loggedBodies({ sql, blobs }, logged);
