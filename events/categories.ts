@@ -65,6 +65,14 @@ const categoryOfType = new Map<string, EventCategory>(
 );
 
 /**
+ * The category of the streams an event type is written to, read from the catalogue above (which the typecheck
+ * holds to every event): undefined for a type the catalogue does not have.
+ */
+export function categoryOf(type: string): EventCategory | undefined {
+  return categoryOfType.get(type);
+}
+
+/**
  * The event with its category, so that a reader interested in a few categories ignores the others as a
  * whole and a new event type touches only the readers of its own category.
  */

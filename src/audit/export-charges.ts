@@ -1,6 +1,6 @@
 import { DomainError } from '../../commands/errors.ts';
 import type { Sql } from '../../projections/types.ts';
-import { toCsv } from './csv.ts';
+import { type CsvCell, csvNumber, toCsv } from './csv.ts';
 import { nanosToUsd } from './decimal.ts';
 
 export const CHARGE_COLUMNS = [
@@ -40,15 +40,18 @@ interface ChargeRow {
 }
 
 /** The quantity of one item across a charge's price lines; empty when the charge has no such line. */
-function quantity(lines: ChargeRow['lines'], item: string): string {
+function quantity(lines: ChargeRow['lines'], item: string): CsvCell {
   const matching = (lines ?? []).filter((l) => l.item === item);
-  return matching.length === 0 ? '' : String(matching.reduce((sum, l) => sum + l.quantity, 0));
+  return matching.length === 0 ? '' : csvNumber(matching.reduce((sum, l) => sum + l.quantity, 0));
 }
+
+const amount = (nanos: string | null): CsvCell => (nanos === null ? '' : csvNumber(nanos));
 
 /**
  * One month's charges of an account, one CSV line each, from the `charges` read model (the month a charge is
  * booked to, as the ledger keeps it). An overrun is its own line (kind `overrun`) after its settlement; it has
- * no price lines. Amounts stay exact: nano-dollars as integers, dollars as decimals with nine places.
+ * no price lines. Amounts stay exact: nano-dollars as integers, dollars as decimals with nine places. Text a
+ * client chose (a tag, a request id) is escaped where a spreadsheet would read it as a formula (./csv.ts).
  */
 export async function exportChargesCsv(sql: Sql, accountId: string, month: string): Promise<string> {
   const account = await sql.query('SELECT 1 FROM accounts WHERE account_id = $1', [accountId]);
@@ -61,7 +64,7 @@ export async function exportChargesCsv(sql: Sql, accountId: string, month: strin
      ORDER BY occurred_at, hold_id, CASE kind WHEN 'settled' THEN 0 ELSE 1 END, event_id`,
     [accountId, month],
   );
-  const lines = rows.map((r) => [
+  const lines = rows.map((r): CsvCell[] => [
     r.occurred_at.toISOString(),
     r.request_id,
     r.hold_id,
@@ -72,11 +75,11 @@ export async function exportChargesCsv(sql: Sql, accountId: string, month: strin
     r.provider ?? '',
     quantity(r.lines, 'input_tokens'),
     quantity(r.lines, 'output_tokens'),
-    r.pass_through_nanos ?? '',
-    r.fee_nanos ?? '',
+    amount(r.pass_through_nanos),
+    amount(r.fee_nanos),
     r.discount ?? '',
-    r.charged_nanos,
-    nanosToUsd(BigInt(r.charged_nanos)),
+    csvNumber(r.charged_nanos),
+    csvNumber(nanosToUsd(BigInt(r.charged_nanos))),
     r.usage_reported === null ? '' : String(r.usage_reported),
   ]);
   return toCsv([[...CHARGE_COLUMNS], ...lines]);

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { storableText, unstorableCharacter } from '../../events/storable.ts';
 import { ChatCompletionRequest } from '../chat/request.ts';
 import { describeBadInput } from '../contracts/input-check.ts';
+import { BODY_SHAPE_LIMITS, describeOversizedShape } from '../contracts/json-shape.ts';
 import { EmbeddingsRequest } from '../modalities/embeddings/request.ts';
 
 /** OpenAI's limit on requests per batch. */
@@ -50,6 +51,10 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * every later pass over the file use this same function, so they agree on which lines are valid.
  */
 export function parseInputLine(line: number, text: string, endpoint: string, seen: Set<string>): InputLine {
+  // Bounded as the edge bounds a body, before the parse (an over-wide line would hold every tenant's requests), so
+  // its custom id is not known: the line is named by its number.
+  const oversized = describeOversizedShape(Buffer.from(text), BODY_SHAPE_LIMITS, 'line');
+  if (oversized) return { valid: false, line, customId: null, message: `line ${line}: ${oversized}` };
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -5,6 +5,7 @@ import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest 
 import type { EdgeLimits } from '../config.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { findBadInput } from '../contracts/input-check.ts';
+import { BODY_SHAPE_LIMITS, describeOversizedShape } from '../contracts/json-shape.ts';
 import { describeError } from './errors.ts';
 
 export const DEFAULT_EDGE_LIMITS: EdgeLimits = {
@@ -74,10 +75,15 @@ function answerClientError(error: Error & { code?: string }, socket: Socket, lim
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** A JSON body: strict UTF-8, then every string, key and nesting level checked (src/http/input-check.ts). */
+/**
+ * A JSON body: its shape bounded on the raw bytes before anything else reads them (src/contracts/json-shape.ts),
+ * then strict UTF-8, then every string, key and nesting level checked (src/contracts/input-check.ts).
+ */
 export function parseJsonBody(body: Buffer): unknown {
   // An empty body is no body (Python's SDKs send `Content-Type: application/json` on body-less calls).
   if (body.length === 0) return undefined;
+  const oversized = describeOversizedShape(body, BODY_SHAPE_LIMITS, 'body');
+  if (oversized) throw new RequestRefused('invalid', `Invalid body: ${oversized}`);
   let text: string;
   try {
     text = utf8.decode(body);
@@ -130,6 +136,7 @@ export function installEdge(app: FastifyInstance, limits: EdgeLimits): void {
     // Uploads stream for as long as the request deadline allows; a JSON body has its own, shorter one.
     // (request.isMultipart() only answers once the body's parser has run, after this hook.)
     const multipart = /^\s*multipart\//i.test(request.headers['content-type'] ?? '');
+    if (multipart) refuseEncodedMultipart(request.headers['content-encoding']);
     if (request.raw.complete || multipart || bodyArrived(request.raw)) return payload;
     return withDeadline(payload, limits.bodyTimeoutMs);
   });
@@ -149,6 +156,20 @@ export function installEdge(app: FastifyInstance, limits: EdgeLimits): void {
     // Answered before its body arrived (a 401, a 413, a 415, a timeout): the rest is not read, the socket closes.
     if (!request.raw.complete) reply.header('connection', 'close');
   });
+}
+
+/**
+ * An upload is refused whole, before a byte of it is read, when it is encoded (gzip, ...): the multipart parser reads
+ * the request's own bytes, so a decoded stream beside it would leave both waiting until the request deadline, and the
+ * upload limits count the bytes as sent. A JSON body is decoded instead, within its size limit (app.ts).
+ */
+function refuseEncodedMultipart(encoding: string | string[] | undefined): void {
+  const given = (Array.isArray(encoding) ? encoding.join(', ') : (encoding ?? '')).trim();
+  if (given === '' || given.toLowerCase() === 'identity') return;
+  throw new RequestRefused(
+    'unsupported_media_type',
+    `'content-encoding': a multipart/form-data upload is not decoded; send it without Content-Encoding (got '${given.slice(0, 100)}')`,
+  );
 }
 
 export function unsupportedType(given: string | undefined): RequestRefused {

@@ -139,6 +139,14 @@ function classify(error: unknown): [number, ApiErrorType, string, Record<string,
       return [414, 'invalid_request_error', 'A path parameter is longer than 100 characters', {}];
     case 'FST_ERR_BAD_URL':
       return [400, 'invalid_request_error', 'The URL is not validly percent-encoded', {}];
+    case 'FST_CP_ERR_INVALID_CONTENT':
+      // @fastify/compress marks the decoder's own error with this code; its message is zlib's.
+      return [
+        400,
+        'invalid_request_error',
+        "'content-encoding': the body does not decode as its Content-Encoding says",
+        {},
+      ];
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return [400, 'invalid_request_error', 'The body is not as long as its Content-Length says', {}];
     default:

@@ -3,6 +3,7 @@ import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import { RequestRefused } from '../contracts/errors.ts';
+import { BODY_SHAPE_LIMITS, describeOversizedShape } from '../contracts/json-shape.ts';
 import { describeError } from '../http/errors.ts';
 import type { McpCaller, McpServerDeps } from './server.ts';
 
@@ -56,13 +57,14 @@ export function mcpRoutes(deps: McpRouteDeps) {
       if (loaded) await loaded.handler.close();
     });
 
-    // The SDK reads the body itself (and answers a bad one in JSON-RPC): take every body as bytes.
+    // The SDK reads the body itself (and answers a bad one in JSON-RPC): take every body as bytes, its shape bounded
+    // first as the API's own bodies are (the SDK's parse and schemas walk every value).
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer' },
-      async (_request: FastifyRequest, body: Buffer) => body,
-    );
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, async (_request: FastifyRequest, body: Buffer) => {
+      const oversized = describeOversizedShape(body, BODY_SHAPE_LIMITS, 'body');
+      if (oversized) throw new RequestRefused('invalid', `Invalid body: ${oversized}`);
+      return body;
+    });
     // Errors before the SDK (a body too large or too slow) in JSON-RPC's shape, as the protocol's clients read.
     app.setErrorHandler(async (error, _request, reply) => {
       const described = describeError(error);

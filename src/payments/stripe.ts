@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type Stripe from 'stripe';
+import { DomainError } from '../../commands/errors.ts';
 import type { AccountService } from '../accounts/service.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 
@@ -32,9 +33,21 @@ export function dollarsToCents(typed: string): number | undefined {
   return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
 }
 
+/** What an event named that neither Stripe nor this gateway knows. */
+export interface UnknownToUs {
+  sessionId?: string;
+  chargeId?: string;
+  accountId?: string;
+}
+
 export type WebhookOutcome =
   | { handled: 'credited' | 'already_credited' | 'reversed' | 'already_reversed'; reference: string }
-  | { handled: 'ignored'; reason: string };
+  /**
+   * Acknowledged and not acted on. With `unknown`, the event named a session, a charge or an account that does not
+   * exist (Stripe's endpoint also sends the events of other integrations on the same Stripe account): a redelivery
+   * would find it missing again, so it is acknowledged rather than refused, credits nothing, and is logged as a warning.
+   */
+  | { handled: 'ignored'; reason: string; unknown?: UnknownToUs };
 
 // The SDK is a few MB of heap: required when a secret key is configured, so that a gateway without card
 // top-ups never loads it.
@@ -143,24 +156,30 @@ export class CardTopUps {
   /** The session as Stripe holds it now: the webhook's copy is only a hint. */
   private async credit(sessionId: string, requestId: string): Promise<WebhookOutcome> {
     const stripe = this.client();
-    const session = await upstream(() => stripe.checkout.sessions.retrieve(sessionId));
+    const session = await fromStripe(() => stripe.checkout.sessions.retrieve(sessionId));
+    if (!session) return unknown(`Stripe has no checkout session ${sessionId}`, { sessionId });
     if (session.mode !== 'payment' || session.payment_status !== 'paid')
       return { handled: 'ignored', reason: `session ${session.id} is not a paid payment` };
     if (session.currency !== 'usd' || !session.amount_total || !session.client_reference_id)
       return { handled: 'ignored', reason: `session ${session.id} is not a USD top-up of an account` };
-    const result = await this.accounts.topUp(
-      session.client_reference_id,
-      session.amount_total,
-      session.id,
-      requestId,
-    );
-    return { handled: result.credited ? 'credited' : 'already_credited', reference: session.id };
+    const accountId = session.client_reference_id;
+    try {
+      const result = await this.accounts.topUp(accountId, session.amount_total, session.id, requestId);
+      return { handled: result.credited ? 'credited' : 'already_credited', reference: session.id };
+    } catch (error) {
+      if (!isUnknownAccount(error)) throw error;
+      return unknown(`session ${session.id} names account ${accountId}, which this gateway does not have`, {
+        sessionId: session.id,
+        accountId,
+      });
+    }
   }
 
   /** A refund, partial or whole: the charge's refunded total, reversed against its session's top-up. */
   private async reverse(chargeId: string, requestId: string): Promise<WebhookOutcome> {
     const stripe = this.client();
-    const charge = await upstream(() => stripe.charges.retrieve(chargeId));
+    const charge = await fromStripe(() => stripe.charges.retrieve(chargeId));
+    if (!charge) return unknown(`Stripe has no charge ${chargeId}`, { chargeId });
     const paymentIntent =
       typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
     if (!paymentIntent) return { handled: 'ignored', reason: `charge ${charge.id} has no payment intent` };
@@ -170,14 +189,28 @@ export class CardTopUps {
     const session = sessions.data[0];
     if (!session?.client_reference_id)
       return { handled: 'ignored', reason: `charge ${charge.id} is not a top-up's` };
-    const { reversed_cents } = await this.accounts.reverseTopUp(
-      session.client_reference_id,
-      session.id,
-      charge.amount_refunded,
-      charge.id,
-      requestId,
-    );
-    return { handled: reversed_cents > 0 ? 'reversed' : 'already_reversed', reference: session.id };
+    const accountId = session.client_reference_id;
+    try {
+      // A top-up not recorded yet stays a 404, so Stripe redelivers: the refund may have overtaken its credit.
+      const { reversed_cents } = await this.accounts.reverseTopUp(
+        accountId,
+        session.id,
+        charge.amount_refunded,
+        charge.id,
+        requestId,
+      );
+      return { handled: reversed_cents > 0 ? 'reversed' : 'already_reversed', reference: session.id };
+    } catch (error) {
+      if (!isUnknownAccount(error)) throw error;
+      return unknown(
+        `charge ${charge.id} refunds session ${session.id} of account ${accountId}, unknown here`,
+        {
+          chargeId: charge.id,
+          sessionId: session.id,
+          accountId,
+        },
+      );
+    }
   }
 
   private client(): Stripe {
@@ -193,7 +226,35 @@ async function upstream<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof RequestRefused) throw error;
-    throw new RequestRefused('upstream_failed', `Stripe: ${(error as Error).message}`);
+    throw asUpstreamFailure(error);
   }
 }
+
+const asUpstreamFailure = (error: unknown) =>
+  error instanceof RequestRefused
+    ? error
+    : new RequestRefused('upstream_failed', `Stripe: ${(error as Error).message}`);
+
+/**
+ * An object read back from Stripe, or undefined when Stripe answers that it has none (404 `resource_missing`): a
+ * fact, not a failure, which no redelivery changes. Any other failure is a 502, as `upstream` has it.
+ */
+async function fromStripe<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    const { statusCode, code } = error as { statusCode?: unknown; code?: unknown };
+    if (statusCode === 404 && code === 'resource_missing') return undefined;
+    throw asUpstreamFailure(error);
+  }
+}
+
+/** The account's stream does not exist: the decider's refusal, as opposed to a store that cannot be reached. */
+const isUnknownAccount = (error: unknown) =>
+  error instanceof DomainError && error.kind === 'not_found' && error.field === 'account';
+
+const unknown = (reason: string, about: UnknownToUs): WebhookOutcome => ({
+  handled: 'ignored',
+  reason,
+  unknown: about,
+});

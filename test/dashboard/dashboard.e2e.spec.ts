@@ -179,7 +179,7 @@ describe('the dashboard, as an account holder', () => {
     await page.waitForSelector('#usage >> text=local/echo-pro');
     await shot('usage');
     const csv = await (await page.request.get(`${gateway.url}/dashboard/usage.csv?by=tag`)).text();
-    expect(csv.split('\n')[0]).toBe('month,tag,requests,units,cost_nanos,cost_usd');
+    expect(csv.split('\r\n')[0]).toBe('month,tag,requests,units,cost_nanos,cost_usd');
     expect(csv).toMatch(/,search,2,/);
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultGateway, inLanes, percentile, round, send, startFaultGateway } from './fault-gateway.ts';
 import { type Fixtures, makeFixtures, resolve } from './fuzz-fixtures.ts';
 import { generate } from './fuzz-requests.ts';
+import { largeShapes } from './large-shapes.ts';
 
 const SEED = Number(process.env.FAULTS_SEED ?? 20) + 1;
 const LOAD_MS = 20_000;
@@ -11,7 +12,7 @@ const CANARY_P99_MS = 100;
 const KB = 1024;
 
 /** Bodies that once held the event loop for minutes: long runs without spaces, up to the body limit. */
-function largeBodies(): { path: string; body: Buffer; label: string }[] {
+function largeTexts(): { path: string; body: Buffer; label: string }[] {
   const chat = (content: string, path = '/v1/chat/completions') => ({
     path,
     label: `${path} ${Math.round(content.length / KB)}k chars`,
@@ -43,10 +44,19 @@ function canary(url: string, path: string, key: string): Promise<number[]> {
 describe('the event loop under fuzzing and huge bodies', () => {
   let gateway: FaultGateway;
   let fixtures: Fixtures;
+  /** A sub-account with a $0 cap: the hold refuses all it sends, after every pass before the hold has run. */
+  let zeroCapKey: string;
 
   beforeAll(async () => {
     gateway = await startFaultGateway();
     fixtures = await makeFixtures(gateway);
+    const sub = await send(gateway.url, {
+      method: 'POST',
+      path: '/v1/sub-accounts',
+      headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'zero cap', spend_cap_cents: 0, rate_limit_rpm: 1_000_000 }),
+    });
+    zeroCapKey = (sub.json as { key: string }).key;
   });
   afterAll(async () => {
     await gateway?.stop();
@@ -58,8 +68,11 @@ describe('the event loop under fuzzing and huge bodies', () => {
   it(`answers a canary within ${CANARY_P99_MS} ms at p99 meanwhile`, { retry: 2 }, async () => {
     const stopAt = Date.now() + LOAD_MS;
     const fuzzed = generate(SEED, 20_000);
-    const bodies = largeBodies();
-    const large: { label: string; status: number | string; ms: number }[] = [];
+    const bodies = [
+      ...largeTexts().map((text) => ({ ...text, key: gateway.key, pastLimit: false })),
+      ...largeShapes().map((shape) => ({ ...shape, key: zeroCapKey })),
+    ];
+    const large: { label: string; status: number | string; ms: number; pastLimit: boolean }[] = [];
     let fuzzCount = 0;
     const fuzz = inLanes(fuzzed, 6, async (request) => {
       if (Date.now() > stopAt) return;
@@ -74,11 +87,11 @@ describe('the event loop under fuzzing and huge bodies', () => {
         const answer = await send(gateway.url, {
           method: 'POST',
           path: item.path,
-          headers: { authorization: `Bearer ${gateway.key}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${item.key}`, 'content-type': 'application/json' },
           body: item.body,
           timeoutMs: 60_000,
         }).catch((error: Error) => ({ status: error.message, ms: 0 }));
-        large.push({ label: item.label, status: answer.status, ms: answer.ms });
+        large.push({ label: item.label, status: answer.status, ms: answer.ms, pastLimit: item.pastLimit });
       },
     );
     const [balance, health] = await Promise.all([
@@ -108,6 +121,9 @@ describe('the event loop under fuzzing and huge bodies', () => {
         `FAULTS event-loop large ${label}: n=${e.n} statuses=${[...e.statuses].join('/')} worst_ms=${Math.round(e.worst)}`,
       );
     expect(large.length).toBeGreaterThan(0);
+    // Every shape past a limit was refused as such (before the change, the hold answered 402 after seconds).
+    expect(large.filter((r) => r.pastLimit).length).toBeGreaterThan(0);
+    expect(new Set(large.filter((r) => r.pastLimit).map((r) => r.status))).toEqual(new Set([400]));
     expect(percentile(balance, 99)).toBeLessThanOrEqual(CANARY_P99_MS);
     expect(percentile(health, 99)).toBeLessThanOrEqual(CANARY_P99_MS);
   });

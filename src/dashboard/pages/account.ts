@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { monthOf } from '../../../events/budget.ts';
 import { subAccountSpending } from '../../../projections/usage/index.ts';
+import { type CsvCell, csvNumber, toCsv } from '../../audit/csv.ts';
+import { nanosToUsd } from '../../audit/decimal.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
 import { cents, type Html, html, money, usd } from '../html.ts';
 import type { DashboardContext } from '../index.ts';
@@ -170,35 +172,23 @@ ${lines.length === 0 ? html`<p class="muted">No charges in ${month}.</p>` : ''}`
     const by = typeof q.by === 'string' && q.by in GROUPS ? q.by : 'tag';
     const { group } = GROUPS[by] as (typeof GROUPS)[string];
     const lines = await spendBy(deps.pool, scopeOf(viewer), month, group);
-    const rows = [
+    const rows: CsvCell[][] = [
       ['month', by, 'requests', 'units', 'cost_nanos', 'cost_usd'],
       ...lines.map((l) => [
         month,
         l.key,
-        String(l.requests),
-        String(l.units),
-        l.cost_nanos,
-        exactUsd(l.cost_nanos),
+        csvNumber(l.requests),
+        csvNumber(l.units),
+        csvNumber(l.cost_nanos),
+        // Exact to the nano-dollar (nine places), for spreadsheets.
+        csvNumber(nanosToUsd(BigInt(l.cost_nanos))),
       ]),
     ];
     reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="usage-${month}-by-${by}.csv"`);
-    return `${rows.map((row) => row.map(csvCell).join(',')).join('\n')}\n`;
+    return toCsv(rows);
   });
-}
-
-/** Nano-dollars as an exact decimal of dollars (nine places), for spreadsheets. */
-function exactUsd(nanos: string): string {
-  const n = BigInt(nanos);
-  const abs = n < 0n ? -n : n;
-  return `${n < 0n ? '-' : ''}${abs / 1_000_000_000n}.${(abs % 1_000_000_000n).toString().padStart(9, '0')}`;
-}
-
-function csvCell(value: string): string {
-  // A leading =, +, - or @ would be a formula to a spreadsheet.
-  const safe = /^[=+\-@]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
-  return /[",\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 function dailyTable(daily: DailySeries): Html {
