@@ -37,9 +37,10 @@ function plus(map: Map<string, bigint>, key: string, amount: bigint): void {
  * Replays the log in order and checks, at every reservation (a spend lease is one), that posted + pending ≤ limit
  * for each cap the hold is under (a hold carved from a lease moves money out of the lease, so the sums do not
  * change): the account's balance (top-ups known at that point), the sub-account's lifetime spend cap in
- * force then, and the tag's budget for that month. An overrun (a provider billing beyond the hold) is
- * recorded by design and may carry a scope past its limit; it is a note, and the next reservation must still
- * fit.
+ * force then, and the tag's budget for that month. An overrun (a provider billing beyond the hold) is money the
+ * hold did not cover: when it carries a scope past its limit, it was spent without the owner's room for it, and that
+ * is a failure; within every limit it is a warning (the worst case held was wrong, but no limit was crossed). The
+ * next reservation must still fit.
  */
 export class CapReplay {
   readonly findings = new Findings();
@@ -157,10 +158,9 @@ export class CapReplay {
       }
       case 'SpendOverrun': {
         this.overruns += 1;
-        this.post(this.book(event.data.accountId), event.data, BigInt(event.data.overrunNanos));
-        this.findings.note(
-          `${where(stored)}: overrun of ${usd(BigInt(event.data.overrunNanos))} on hold ${event.data.holdId} (billed beyond the hold; recorded by design)`,
-        );
+        const book = this.book(event.data.accountId);
+        this.post(book, event.data, BigInt(event.data.overrunNanos));
+        this.overrun(stored, book, event.data);
         return;
       }
       case 'SpendReleased':
@@ -204,6 +204,30 @@ export class CapReplay {
     book.charged += amount;
     if (scopes.subAccountId) plus(book.subAccountCharged, scopes.subAccountId, amount);
     if (scopes.tag) plus(book.tagCharged, `${scopes.month}/${scopes.tag}`, amount);
+  }
+
+  /** Which limits the overrun, once posted, leaves spent past. */
+  private overrun(
+    stored: StoredEvent,
+    book: AccountBook,
+    data: Extract<GatewayEvent, { type: 'SpendOverrun' }>['data'],
+  ): void {
+    const crossed: string[] = [];
+    if (book.charged > book.toppedUp)
+      crossed.push(
+        `account ${data.accountId}'s balance (top-ups ${usd(book.toppedUp)}, charged ${usd(book.charged)})`,
+      );
+    const sub = data.subAccountId ? this.subAccounts.get(data.subAccountId) : undefined;
+    const subSpent = data.subAccountId ? (book.subAccountCharged.get(data.subAccountId) ?? 0n) : 0n;
+    if (sub && subSpent > sub.cap)
+      crossed.push(`sub-account ${data.subAccountId}'s cap (cap ${usd(sub.cap)}, spent ${usd(subSpent)})`);
+    const tagCap = data.tag ? book.tagCaps.get(data.tag) : undefined;
+    const tagSpent = data.tag ? (book.tagCharged.get(`${data.month}/${data.tag}`) ?? 0n) : 0n;
+    if (tagCap !== undefined && tagSpent > tagCap)
+      crossed.push(`tag '${data.tag}' budget for ${data.month} (cap ${usd(tagCap)}, spent ${usd(tagSpent)})`);
+    const overrun = `${where(stored)}: overrun of ${usd(BigInt(data.overrunNanos))} on hold ${data.holdId} (request ${data.requestId}, billed beyond the hold)`;
+    if (crossed.length > 0) this.findings.fail(`${overrun} spends past ${crossed.join(' and ')}`);
+    else this.findings.warn(`${overrun}, within every limit`);
   }
 
   private reserve(stored: StoredEvent, data: Extract<GatewayEvent, { type: 'SpendReserved' }>['data']): void {

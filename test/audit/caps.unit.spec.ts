@@ -78,6 +78,39 @@ function settled(
   };
 }
 
+function overran(holdId: string, amount: bigint, scopes: { sub?: string; tag?: string } = {}): GatewayEvent {
+  return {
+    type: 'SpendOverrun',
+    data: {
+      accountId: ACCOUNT,
+      month: MONTH,
+      holdId,
+      requestId: `req_${holdId}`,
+      subAccountId: scopes.sub ?? null,
+      tag: scopes.tag ?? null,
+      overrunNanos: amount.toString(),
+    },
+  };
+}
+
+function subAccount(log: LogBuilder, id: string, cap: bigint) {
+  log.append(`subaccount-${id}`, {
+    type: 'SubAccountCreated',
+    data: {
+      subAccountId: id,
+      accountId: ACCOUNT,
+      name: 'customer',
+      externalRef: null,
+      spendCapNanos: cap.toString(),
+      rateLimitRpm: 60,
+      defaultTag: null,
+      keyId: `key_${id}`,
+      keyHash: '0'.repeat(64),
+      keyPrefix: 'sk-gw-sa',
+    },
+  });
+}
+
 const failures = (log: LogBuilder) =>
   replayCaps(log.events)
     .findings.kept.filter((f) => f.severity === 'failure')
@@ -143,27 +176,14 @@ describe('the caps replay (posted + pending ≤ limit at every reservation)', ()
     expect(found[1]).toContain("hold h4 of $0.000000001 exceeds tag 'campaign' budget for 2026-03");
   });
 
-  it('notes an overrun past the balance without failing it, but fails the next reservation', () => {
+  it('fails an overrun that spends past the balance, and the next reservation too', () => {
     const log = new LogBuilder();
     opened(log, DOLLAR);
     log.append(BUDGET, reserved('h1', DOLLAR));
     log.append(BUDGET, settled('h1', DOLLAR, DOLLAR));
-    log.append(BUDGET, {
-      type: 'SpendOverrun',
-      data: {
-        accountId: ACCOUNT,
-        month: MONTH,
-        holdId: 'h1',
-        requestId: 'req_h1',
-        subAccountId: null,
-        tag: null,
-        overrunNanos: '5',
-      },
-    });
-    const replay = replayCaps(log.events);
-    expect(replay.findings.count('failure')).toBe(0);
-    expect(replay.findings.kept).toEqual([
-      { severity: 'note', message: expect.stringContaining('overrun of $0.000000005 on hold h1') },
+    const overrun = log.append(BUDGET, overran('h1', 5n));
+    expect(failures(log)).toEqual([
+      `${BUDGET}@${overrun.revision}: overrun of $0.000000005 on hold h1 (request req_h1, billed beyond the hold) spends past account ${ACCOUNT}'s balance (top-ups $1.000000000, charged $1.000000005)`,
     ]);
     log.append(`account-${ACCOUNT}`, {
       type: 'AccountToppedUp',
@@ -171,7 +191,32 @@ describe('the caps replay (posted + pending ≤ limit at every reservation)', ()
     });
     log.append(BUDGET, reserved('h2', 6n));
     expect(failures(log)).toEqual([
+      expect.stringContaining('overrun of $0.000000005 on hold h1'),
       expect.stringContaining('balance: top-ups $1.000000010 − charged $1.000000005'),
+    ]);
+  });
+
+  it("fails an overrun past a sub-account's cap or a tag's budget, and warns of one within every limit", () => {
+    const log = new LogBuilder();
+    opened(log, 10n * DOLLAR);
+    subAccount(log, 'sa_1', DOLLAR);
+    log.append(`account-${ACCOUNT}`, {
+      type: 'TagBudgetSet',
+      data: { accountId: ACCOUNT, tag: 'campaign', capNanos: DOLLAR.toString() },
+    });
+    log.append(BUDGET, reserved('h1', DOLLAR / 2n, { sub: 'sa_1' }));
+    log.append(BUDGET, settled('h1', DOLLAR / 2n, DOLLAR / 2n, { sub: 'sa_1' }));
+    log.append(BUDGET, overran('h1', DOLLAR / 4n, { sub: 'sa_1' }));
+    expect(replayCaps(log.events).findings.kept).toEqual([
+      { severity: 'warning', message: expect.stringContaining('overrun of $0.250000000 on hold h1') },
+    ]);
+    log.append(BUDGET, overran('h1', DOLLAR / 2n, { sub: 'sa_1' }));
+    log.append(BUDGET, reserved('h2', DOLLAR, { tag: 'campaign' }));
+    log.append(BUDGET, settled('h2', DOLLAR, DOLLAR, { tag: 'campaign' }));
+    log.append(BUDGET, overran('h2', 1n, { tag: 'campaign' }));
+    expect(failures(log)).toEqual([
+      expect.stringContaining("sub-account sa_1's cap (cap $1.000000000, spent $1.250000000)"),
+      expect.stringContaining("tag 'campaign' budget for 2026-03 (cap $1.000000000, spent $1.000000001)"),
     ]);
   });
 });

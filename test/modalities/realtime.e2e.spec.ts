@@ -258,6 +258,34 @@ describe('GET /v1/realtime', () => {
     expect(row.cost_cents).toBeCloseTo(slicesCents([2]), 7);
   });
 
+  it('refuses a large text message as no control message, without parsing it or passing it on', async () => {
+    const before = sim.streams.length;
+    const socket = new WebSocket(realtimeUrl({ ...pcm16k, api_key: key }));
+    const messages: Json[] = [];
+    socket.on('message', (data) => messages.push(JSON.parse(data.toString())));
+    const closed = new Promise<number>((resolve) => socket.on('close', resolve));
+    await new Promise((resolve) => socket.on('open', resolve));
+    // A KeepAlive as wide as a 200,000-key object: parsed, it would hold the event loop and reach the provider.
+    const wide = `{"type":"KeepAlive",${Array.from({ length: 200_000 }, (_, i) => `"k${i}":0`).join(',')}}`;
+    socket.send(wide);
+    await eventually(
+      async () => messages.some((m) => m.type === 'Error'),
+      (seen) => seen,
+      10_000,
+    );
+    // The stream goes on, as after any unknown message.
+    socket.send(JSON.stringify({ type: 'CloseStream' }));
+    expect(await closed).toBe(1000);
+    expect(messages.find((m) => m.type === 'Error')).toMatchObject({
+      error: {
+        type: 'invalid_request_error',
+        message: expect.stringContaining('over the 1024 of a control message'),
+      },
+    });
+    const controls = sim.streams.slice(before).flatMap((s) => s.controls);
+    expect(controls.some((m) => m.length > 1024)).toBe(false);
+  });
+
   it('answers a plain GET with 426 in the error shape and an Upgrade header, with or without a key', async () => {
     for (const headers of [{}, authorization()]) {
       const response = await fetch(`${gateway.url}/v1/realtime?model=deepgram/nova-3`, { headers });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogModel } from '../../src/catalog/types.ts';
+import { codedMeter } from '../../src/modalities/realtime/meter.ts';
 import {
   costOfSeconds,
   pcmBytesWithin,
@@ -37,6 +38,16 @@ describe('realtime pricing', () => {
     expect(pcmBytesWithin(1000, pcm)).toBe(32_000);
     expect(pcmBytesWithin(1000, { bytesPerSample: 2, sampleRate: 44_100, channels: 2 })).toBe(176_400);
     expect(pcmBytesWithin(1, { bytesPerSample: 2, sampleRate: 22_050, channels: 1 })).toBe(44);
+  });
+
+  it('reckons coded audio at its worst case, 750 bytes a second, never cutting bytes that last longer', () => {
+    expect(codedMeter.exact).toBe(false);
+    expect(codedMeter.msOf(750)).toBe(1000);
+    expect(codedMeter.msOf(751)).toBe(1002);
+    expect(codedMeter.bytesWithin(74_000)).toBe(55_500);
+    expect(codedMeter.bytesWithin(1)).toBe(0);
+    for (const ms of [1, 2, 999, 1001, 74_000, 3_600_001])
+      expect(codedMeter.msOf(codedMeter.bytesWithin(ms))).toBeLessThanOrEqual(ms);
   });
 
   it('bills the streaming rate, else the one audio rate, else nothing', () => {

@@ -13,7 +13,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
  * timing: "audio from 1.00 to 2.00 seconds".
  *
  * Duration: raw encodings by their size (sample rate, channels, sample width); anything else as if it were a
- * 32 kbit/s stream (4,000 bytes a second).
+ * 32 kbit/s stream (4,000 bytes a second), or at the rate a script gives (audio coded more sparsely).
  */
 export const DEEPGRAM_KEY = 'upstream-deepgram';
 export const LIVE_MODELS = ['nova-3', 'nova-2', 'nova', 'enhanced', 'base'];
@@ -34,7 +34,8 @@ const SAMPLE_BYTES: Record<string, number> = { linear16: 2, linear32: 4, mulaw: 
 export const COMPRESSED_BYTES_PER_SECOND = 4000;
 
 export type LiveScript =
-  | { kind: 'ok' }
+  /** A normal stream; `codedBytesPerSecond` reckons compressed or container audio at that rate instead. */
+  | { kind: 'ok'; codedBytesPerSecond?: number }
   /** The handshake is refused with this status. */
   | { kind: 'refuse'; status: number; reason: string }
   /** The stream breaks (1011) once this much audio has arrived. */
@@ -58,7 +59,11 @@ export interface DeepgramLiveUpstream {
   close(): Promise<void>;
 }
 
-export async function startDeepgramLiveUpstream(): Promise<DeepgramLiveUpstream> {
+/** `codedBytesPerSecond`: the rate at which this server reckons compressed or container audio (default 4,000). */
+export async function startDeepgramLiveUpstream(
+  options: { codedBytesPerSecond?: number } = {},
+): Promise<DeepgramLiveUpstream> {
+  const codedRate = options.codedBytesPerSecond ?? COMPRESSED_BYTES_PER_SECOND;
   const streams: LiveStream[] = [];
   const queue: LiveScript[] = [];
   const sockets = new WebSocketServer({ noServer: true });
@@ -80,6 +85,7 @@ export async function startDeepgramLiveUpstream(): Promise<DeepgramLiveUpstream>
         query,
         req.headers,
         script.kind === 'drop' ? script.afterMs : undefined,
+        (script.kind === 'ok' && script.codedBytesPerSecond) || codedRate,
       );
       streams.push(stream.record);
     });
@@ -141,11 +147,12 @@ class SimStream {
     private readonly query: Record<string, string>,
     headers: Record<string, string | string[] | undefined>,
     private readonly dropAfterMs: number | undefined,
+    codedBytesPerSecond: number,
   ) {
     const sampleBytes = SAMPLE_BYTES[query.encoding ?? ''];
     this.bytesPerSecond = sampleBytes
       ? sampleBytes * Number(query.sample_rate) * Number(query.channels ?? 1)
-      : COMPRESSED_BYTES_PER_SECOND;
+      : codedBytesPerSecond;
     const record: LiveStream = {
       query,
       headers,

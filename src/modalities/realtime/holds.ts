@@ -26,6 +26,10 @@ export interface AudioHoldsOptions {
   unitPrice: bigint;
   /** Whether durations come from the provider (compressed audio) rather than from the bytes counted. */
   usageReported: boolean;
+  /** The most audio one hold may cover; `SLICE_SECONDS` unless given. */
+  maxSliceSeconds?: number;
+  /** How long a slice may stay unsettled; the ordinary hold life unless given. */
+  ttlMs?: number;
   log: (error: unknown, message: string) => void;
   /** The stream's record in the request log: one record for the whole stream, with the sum of its slices. */
   requestLog?: RequestLog;
@@ -68,7 +72,8 @@ export class AudioHolds {
   /** Makes sure audio up to `ms` is held, reserving further slices; answers how much of it is (≤ ms). */
   async cover(ms: number): Promise<number> {
     if (ms > this.coveredMs - LEAD_MS) void this.extend();
-    while (ms > this.coveredMs && this.refusal === undefined) await this.extend();
+    // A finished stream reserves nothing more: without that check, a late report would spin here for ever.
+    while (ms > this.coveredMs && this.refusal === undefined && !this.finished) await this.extend();
     return Math.min(ms, this.coveredMs);
   }
 
@@ -98,16 +103,15 @@ export class AudioHolds {
     });
     // The stream's record goes with the last settlement, in the same append, carrying every slice's charge.
     const closing = shares.findLastIndex((share) => share > 0);
+    // Slices no audio reached are released together: a coded stream may hold many ahead of what it used.
+    const releases: Promise<void>[] = [];
     for (const [index, slice] of this.open.entries()) {
       const share = shares[index] as number;
-      this.queue(() =>
-        share > 0
-          ? this.settle(slice, share, index === closing)
-          : release(this.options.spending, slice.hold, reason),
-      );
+      if (share > 0) this.queue(() => this.settle(slice, share, index === closing));
+      else releases.push(this.release(slice, reason));
     }
     this.open.length = 0;
-    await this.settling;
+    await Promise.all([this.settling, ...releases]);
     // No audio reached an open slice: the record goes alone, with what earlier slices were charged.
     const record = this.options.requestLog?.finish({
       status: 200,
@@ -141,17 +145,32 @@ export class AudioHolds {
   }
 
   private async reserveSlice(): Promise<void> {
-    const { spending, auth, requestId, tag, unitPrice } = this.options;
+    const {
+      spending,
+      auth,
+      requestId,
+      tag,
+      unitPrice,
+      maxSliceSeconds = SLICE_SECONDS,
+      ttlMs,
+    } = this.options;
+    // A slice covers as much as every slice before it, from a minute up to the most one may: a short stream holds
+    // little, and a long one (or coded audio's worst case) needs few holds.
+    const sliceSeconds = Math.min(
+      maxSliceSeconds,
+      Math.max(SLICE_SECONDS, Math.floor(this.coveredMs / 1000)),
+    );
     const hold = await reserve(
       spending,
       { auth, requestId, tag },
       {
         minNanos: costOfSeconds(MIN_SLICE_SECONDS, unitPrice),
-        maxNanos: costOfSeconds(SLICE_SECONDS, unitPrice),
+        maxNanos: costOfSeconds(sliceSeconds, unitPrice),
+        ...(ttlMs !== undefined && { ttlMs }),
       },
     );
     // Slices are whole seconds, so the seconds billed per slice add up to the stream's seconds.
-    const ms = secondsCoveredBy(hold.grantedNanos, unitPrice, SLICE_SECONDS) * 1000;
+    const ms = secondsCoveredBy(hold.grantedNanos, unitPrice, sliceSeconds) * 1000;
     if (this.finished) {
       await release(spending, hold, 'cancelled');
       return;
@@ -175,6 +194,12 @@ export class AudioHolds {
       closing ? total : undefined,
     );
     this.chargedNanos = total;
+  }
+
+  private release(slice: Slice, reason: 'failed' | 'cancelled'): Promise<void> {
+    return release(this.options.spending, slice.hold, reason).catch((error: unknown) => {
+      this.options.log(error, 'realtime: releasing a slice failed');
+    });
   }
 
   private queue(work: () => Promise<void>): void {

@@ -6,7 +6,14 @@ import { clientError } from '../../pipeline/retries.ts';
 import { defaultModelId } from '../models.ts';
 import { PREFERRED_REALTIME_MODELS, realtimeEndpoint, resolveRealtimeModel } from './endpoint.ts';
 import { AudioHolds } from './holds.ts';
-import { type PcmFormat, perMillionSeconds, realtimeRate } from './pricing.ts';
+import {
+  type AudioMeter,
+  CODED_HOLD_TTL_MS,
+  CODED_MAX_SLICE_SECONDS,
+  codedMeter,
+  pcmMeter,
+} from './meter.ts';
+import { perMillionSeconds, realtimeRate } from './pricing.ts';
 import { PCM_BYTES_PER_SAMPLE, type RealtimeQuery } from './request.ts';
 
 export interface PreparedStream {
@@ -14,7 +21,7 @@ export interface PreparedStream {
   adapter: LiveAdapter;
   upstream: WebSocket;
   holds: AudioHolds;
-  pcm: PcmFormat | undefined;
+  meter: AudioMeter;
 }
 
 /**
@@ -31,10 +38,10 @@ export async function prepareStream(
   const id = query.model ?? defaultModelId(deps, realtimeEndpoint, PREFERRED_REALTIME_MODELS);
   const { model, adapter, upstream: target } = resolveRealtimeModel(deps, id);
   const bytesPerSample = query.encoding && PCM_BYTES_PER_SAMPLE[query.encoding];
-  const pcm =
+  const meter =
     bytesPerSample && query.sample_rate
-      ? { bytesPerSample, sampleRate: query.sample_rate, channels: query.channels ?? 1 }
-      : undefined;
+      ? pcmMeter({ bytesPerSample, sampleRate: query.sample_rate, channels: query.channels ?? 1 })
+      : codedMeter;
   const holds = await AudioHolds.start({
     spending: deps.spending,
     auth: context.auth,
@@ -42,7 +49,8 @@ export async function prepareStream(
     tag: context.tag,
     model,
     unitPrice: perMillionSeconds(realtimeRate(model) as bigint),
-    usageReported: pcm === undefined,
+    usageReported: !meter.exact,
+    ...(!meter.exact && { maxSliceSeconds: CODED_MAX_SLICE_SECONDS, ttlMs: CODED_HOLD_TTL_MS }),
     log,
     ...(context.log && { requestLog: context.log }),
   });
@@ -60,7 +68,7 @@ export async function prepareStream(
       context.signal,
     );
     deps.health.record(model.provider, performance.now() - started, true);
-    return { model, adapter, upstream, holds, pcm };
+    return { model, adapter, upstream, holds, meter };
   } catch (error) {
     if (!context.signal.aborted) deps.health.record(model.provider, performance.now() - started, false);
     await holds.finish(0, 'failed');

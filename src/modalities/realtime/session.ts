@@ -3,7 +3,7 @@ import { type DescribedError, type DescribeError, RequestRefused } from '../../c
 import type { LiveAdapter } from '../../contracts/realtime.ts';
 import { clientError } from '../../pipeline/retries.ts';
 import type { AudioHolds } from './holds.ts';
-import { type PcmFormat, pcmBytesWithin, pcmMs } from './pricing.ts';
+import { type AudioMeter, CODED_STREAM_MAX_MS } from './meter.ts';
 
 /** Close codes: 1000 a stream that ended normally, 1001 a gateway shutting down, else 4000 + the error's status. */
 export const closeCodeOf = (error: DescribedError | undefined) => (error ? 4000 + error.status : 1000);
@@ -17,8 +17,8 @@ export interface SessionOptions {
   adapter: LiveAdapter;
   holds: AudioHolds;
   modelId: string;
-  /** Set for raw audio, whose duration the gateway counts from its bytes; else the provider's durations count. */
-  pcm: PcmFormat | undefined;
+  /** How long the bytes may last: raw audio's duration, or coded audio's worst case (the provider's durations bill). */
+  meter: AudioMeter;
   /** How long the provider may take to summarise after the stream is closed. */
   closeTimeoutMs: number;
   log: (error: unknown, message: string) => void;
@@ -47,6 +47,7 @@ export class RealtimeSession {
   private finished = false;
   private errorSent = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly limit: NodeJS.Timeout | undefined;
   private work: Promise<void> = Promise.resolve();
   private resolveDone: () => void = () => {};
   readonly done = new Promise<void>((resolve) => {
@@ -62,6 +63,10 @@ export class RealtimeSession {
     o.upstream.on('error', () => {});
     if (o.upstream.readyState !== o.upstream.OPEN) {
       queueMicrotask(() => this.upstreamClosed(1006, 'the stream closed before it started'));
+    }
+    if (!o.meter.exact) {
+      this.limit = setTimeout(() => this.end({ error: codedStreamTooLong() }), CODED_STREAM_MAX_MS);
+      this.limit.unref();
     }
   }
 
@@ -85,7 +90,10 @@ export class RealtimeSession {
       this.serially(() => this.forwardAudio(bytes));
       return;
     }
-    const type = messageType(bytes.toString());
+    // Control messages are a few bytes: a larger text is none of them, and is not parsed (a wide one would hold
+    // the event loop, as a wide request body would).
+    const large = bytes.length > CONTROL_MESSAGE_MAX_BYTES;
+    const type = large ? undefined : messageType(bytes.toString());
     if (type === 'CloseStream') this.serially(async () => this.end({}));
     else if (type === 'KeepAlive' || type === 'Finalize')
       this.serially(async () => this.toUpstream(bytes.toString()));
@@ -93,30 +101,25 @@ export class RealtimeSession {
       this.sendError(
         new RequestRefused(
           'invalid',
-          `Unknown message ${type === undefined ? '(not JSON with a type)' : `type '${type}'`}: send binary audio, {"type":"KeepAlive"}, {"type":"Finalize"} or {"type":"CloseStream"}`,
+          `Unknown message ${large ? `(a text of ${bytes.length} bytes, over the ${CONTROL_MESSAGE_MAX_BYTES} of a control message)` : type === undefined ? '(not JSON with a type)' : `type '${type}'`}: send binary audio, {"type":"KeepAlive"}, {"type":"Finalize"} or {"type":"CloseStream"}`,
         ),
         true,
       );
     }
   }
 
+  /** Audio goes up only once the most it can last is held; coded audio's actual duration is settled later. */
   private async forwardAudio(bytes: Buffer): Promise<void> {
     if (this.ending) return;
-    const { pcm, holds } = this.o;
-    if (!pcm) {
-      // Compressed audio's duration is known only from the provider's results, which follow the audio.
-      if (holds.refusal && this.reportedMs >= holds.covered) return this.end({ error: holds.refusal });
-      this.toUpstream(bytes);
-      return this.drain();
-    }
-    const wantedMs = pcmMs(this.bytesSent + bytes.length, pcm);
+    const { meter, holds } = this.o;
+    const wantedMs = meter.msOf(this.bytesSent + bytes.length);
     const allowedMs = await holds.cover(wantedMs);
     if (this.ending) return;
-    const allowed = allowedMs < wantedMs ? pcmBytesWithin(allowedMs, pcm) - this.bytesSent : bytes.length;
+    const allowed = allowedMs < wantedMs ? meter.bytesWithin(allowedMs) - this.bytesSent : bytes.length;
     if (allowed > 0) {
       this.toUpstream(bytes.subarray(0, allowed));
       this.bytesSent += allowed;
-      holds.used(pcmMs(this.bytesSent, pcm));
+      if (meter.exact) holds.used(meter.msOf(this.bytesSent));
     }
     if (allowed < bytes.length) this.end({ error: holds.refusal });
     await this.drain();
@@ -146,8 +149,10 @@ export class RealtimeSession {
     }
     if (message.type === 'Results' && message.endMs > this.reportedMs) {
       this.reportedMs = message.endMs;
-      const { pcm, holds } = this.o;
-      if (!pcm) {
+      const { meter, holds } = this.o;
+      // Coded audio is charged as the provider reports it; past its worst case (audio sparser than the floor), the
+      // holds follow the reports, and a refusal ends the stream where they stop.
+      if (!meter.exact && !this.finished) {
         holds.used(this.reportedMs);
         void holds.cover(this.reportedMs);
         if (holds.refusal && this.reportedMs >= holds.covered) this.end({ error: holds.refusal });
@@ -189,9 +194,10 @@ export class RealtimeSession {
     if (this.finished) return;
     this.finished = true;
     clearTimeout(this.timer);
+    clearTimeout(this.limit);
     await this.work.catch(() => {});
-    const { pcm, holds, client, upstream } = this.o;
-    const counted = pcm ? pcmMs(this.bytesSent, pcm) : this.reportedMs;
+    const { meter, holds, client, upstream } = this.o;
+    const counted = meter.exact ? meter.msOf(this.bytesSent) : this.reportedMs;
     const totalMs = Math.max(counted, this.metadata?.durationMs ?? 0);
     const failed = this.ending?.error !== undefined && !this.metadata;
     await holds.finish(totalMs, failed ? 'failed' : 'cancelled').catch((error: unknown) => {
@@ -230,6 +236,15 @@ export class RealtimeSession {
       .catch((error: unknown) => this.o.log(error, 'realtime: relaying failed'));
   }
 }
+
+const codedStreamTooLong = () =>
+  new RequestRefused(
+    'too_large',
+    `A stream of compressed or container audio lasts at most ${CODED_STREAM_MAX_MS / 3_600_000} hours (its worst case stays held until the provider reports it); open a new stream to go on, or send raw audio (encoding=linear16 with sample_rate), which has no such limit`,
+  );
+
+/** The largest text message read as a control message (`{"type":"KeepAlive"}` and the like). */
+const CONTROL_MESSAGE_MAX_BYTES = 1024;
 
 function messageType(text: string): string | undefined {
   try {

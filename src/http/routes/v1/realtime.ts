@@ -55,7 +55,7 @@ export const realtimeRoutes =
           adapter: prepared.adapter,
           holds: prepared.holds,
           modelId: prepared.model.id,
-          pcm: prepared.pcm,
+          meter: prepared.meter,
           closeTimeoutMs: CLOSE_TIMEOUT_MS,
           log,
           describeError,
