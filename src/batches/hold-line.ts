@@ -1,8 +1,9 @@
 import type { Spending } from '../billing/spending.ts';
-import type { CatalogModel, CatalogPrices } from '../catalog/types.ts';
-import { affordableOutputTokens, chatCharge, tokensOnly } from '../chat/pricing.ts';
+import { eachRate, mapTokenRates } from '../catalog/tiers.ts';
+import type { CatalogModel } from '../catalog/types.ts';
+import { affordableOutputTokens, chatCharge, heldUsage } from '../chat/pricing.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
-import { checkRequest, choicesOf, countInputTokens } from '../chat/service.ts';
+import { checkRequest, choicesOf, countInputTokens, countPredictedTokens } from '../chat/service.ts';
 import { reserve } from '../pipeline/ledger.ts';
 import type { CallContext } from '../pipeline/types.ts';
 
@@ -21,14 +22,8 @@ const half = (price: bigint | null) => (price === null ? null : (price + 1n) / 2
  * writes and output; so each per-token rate is halved.
  */
 export function atBatchRates(model: CatalogModel): CatalogModel {
-  const prices: CatalogPrices = {
-    ...model.prices,
-    inputNanosPerMillion: half(model.prices.inputNanosPerMillion),
-    outputNanosPerMillion: half(model.prices.outputNanosPerMillion),
-    cachedInputNanosPerMillion: half(model.prices.cachedInputNanosPerMillion),
-    cacheWriteNanosPerMillion: half(model.prices.cacheWriteNanosPerMillion),
-  };
-  return { ...model, prices };
+  // A tier's rates too: the batch APIs halve the long-context rates as they do the base ones.
+  return { ...model, prices: mapTokenRates(model.prices, eachRate(half)) };
 }
 
 /**
@@ -44,11 +39,12 @@ export async function holdLine(
 ): Promise<{ hold: Awaited<ReturnType<typeof reserve>>; outputLimit: number }> {
   const model = atBatchRates(standard);
   const inputTokens = await countInputTokens(body);
+  const predicted = await countPredictedTokens(body);
   const limit = checkRequest(model, body, inputTokens);
   const requested = body.max_completion_tokens ?? body.max_tokens;
   const choices = choicesOf(body);
   const priced = (output: number) =>
-    chatCharge(model, tokensOnly(inputTokens, output * choices), 'batch_api').chargedNanos;
+    chatCharge(model, heldUsage(inputTokens, output, choices, predicted), 'batch_api').chargedNanos;
   const worst = priced(requested ?? limit);
   const least = requested === undefined ? priced(1) : worst;
   const hold = await reserve(spending, context, {
@@ -58,6 +54,9 @@ export async function holdLine(
   });
   const outputLimit =
     requested ??
-    Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, 'batch_api', choices));
+    Math.max(
+      1,
+      affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, 'batch_api', choices, predicted),
+    );
   return { hold, outputLimit };
 }

@@ -1,6 +1,6 @@
 import type { ConditionalPrice, ModelInfo, ModelPrice } from '@pydantic/genai-prices';
 import { ceilDiv, dollarsPerMillion } from '../contracts/money.ts';
-import type { CatalogPrices } from './types.ts';
+import type { CatalogPrices, TokenRates } from './types.ts';
 
 type PriceValue = NonNullable<ModelPrice[string]>;
 
@@ -45,40 +45,37 @@ export interface ResolvedPrices {
  *   scheduled later takes effect when the catalog is next built, at the gateway's next start;
  * - time-of-day rates (DeepSeek's peak windows, priced above the rest of the day): the highest rate of the day,
  *   because one figure cannot follow the clock and the gateway must not undercharge;
- * - tiered rates (a higher rate past a prompt size): the base tier; the higher tiers are noted, not applied.
+ * - tiered rates (a higher rate past a prompt size): the base rates, and one tier per start with every rate as it
+ *   stands above that start, which a request whose prompt is larger is held and charged at (`ratesAt`).
  */
 export function resolvePrices(model: ModelInfo, now: Date): ResolvedPrices {
   const notes: string[] = [];
   const candidates = candidateRates(model.prices, now, notes);
-  const prices: CatalogPrices = {
-    inputNanosPerMillion: null,
-    outputNanosPerMillion: null,
-    cachedInputNanosPerMillion: null,
-    cacheWriteNanosPerMillion: null,
-  };
   const others = new Set<string>();
   const perUnit: Record<string, bigint> = {};
   for (const rates of candidates) {
     for (const [key, value] of Object.entries(rates)) {
-      if (value === undefined) continue;
+      if (value === undefined || isField(key)) continue;
       const unit = PER_UNIT[key];
-      if (unit) {
-        // Rounded up to the nano-dollar per unit: never below the provider's rate.
-        const nanos = ceilDiv(baseRate(key, value, notes), unit.per);
-        if (nanos > (perUnit[unit.unit] ?? -1n)) perUnit[unit.unit] = nanos;
-        continue;
-      }
-      if (!isField(key)) {
+      if (!unit) {
         others.add(key);
         continue;
       }
-      const nanos = baseRate(key, value, notes);
-      const field = FIELDS[key];
-      const current = prices[field];
-      if (current === null || nanos > current) prices[field] = nanos;
+      // Rounded up to the nano-dollar per unit: never below the provider's rate.
+      const nanos = ceilDiv(baseRate(key, value, notes), unit.per);
+      if (nanos > (perUnit[unit.unit] ?? -1n)) perUnit[unit.unit] = nanos;
     }
   }
-  if (Object.values(prices).every((p) => p === null)) {
+  const starts = tierStarts(candidates);
+  const prices: CatalogPrices = tokenRates(candidates, null, notes);
+  if (starts.length > 0) {
+    prices.tiers = starts.map((start) => ({
+      aboveInputTokens: start,
+      ...tokenRates(candidates, start, notes),
+    }));
+    for (const rates of candidates) noteTiers(rates, notes);
+  }
+  if (rateValues(prices).every((p) => p === null)) {
     const priced = others.size > 0 || Object.keys(perUnit).length > 0;
     notes.push(priced ? 'no per-token rates in the price list' : 'no price in the price list');
   }
@@ -88,7 +85,65 @@ export function resolvePrices(model: ModelInfo, now: Date): ResolvedPrices {
     const units = Object.entries(PER_UNIT).filter(([key]) => candidates.some((rates) => key in rates));
     notes.push(`per-unit prices: ${units.map(([key, u]) => `${u.unit} = ${key} / ${u.per}`).join(', ')}`);
   }
-  return { prices, notes };
+  return { prices, notes: [...new Set(notes)] };
+}
+
+const rateValues = (rates: TokenRates) => [
+  rates.inputNanosPerMillion,
+  rates.outputNanosPerMillion,
+  rates.cachedInputNanosPerMillion,
+  rates.cacheWriteNanosPerMillion,
+];
+
+/** Where some per-token rate rises: the starts of every tier of every candidate, ascending. */
+function tierStarts(candidates: ModelPrice[]): number[] {
+  const starts = new Set<number>();
+  for (const rates of candidates) {
+    for (const [key, value] of Object.entries(rates)) {
+      if (isField(key) && typeof value === 'object') for (const tier of value.tiers) starts.add(tier.start);
+    }
+  }
+  return [...starts].sort((a, b) => a - b);
+}
+
+/**
+ * The four rates for a prompt larger than `above` tokens (null: the base rates), each the highest of the
+ * candidates: a key's tiers apply once the prompt is greater than their start, as genai-prices applies them.
+ */
+function tokenRates(candidates: ModelPrice[], above: number | null, notes: string[]): TokenRates {
+  const rates: TokenRates = {
+    inputNanosPerMillion: null,
+    outputNanosPerMillion: null,
+    cachedInputNanosPerMillion: null,
+    cacheWriteNanosPerMillion: null,
+  };
+  for (const candidate of candidates) {
+    for (const [key, value] of Object.entries(candidate)) {
+      if (value === undefined || !isField(key)) continue;
+      const nanos = exactNanos(key, rateAbove(value, above), notes);
+      const field = FIELDS[key];
+      const current = rates[field];
+      if (current === null || nanos > current) rates[field] = nanos;
+    }
+  }
+  return rates;
+}
+
+function rateAbove(value: PriceValue, above: number | null): number {
+  if (typeof value === 'number') return value;
+  let rate = value.base;
+  if (above === null) return rate;
+  for (const tier of [...value.tiers].sort((a, b) => a.start - b.start))
+    if (above >= tier.start) rate = tier.price;
+  return rate;
+}
+
+function noteTiers(rates: ModelPrice, notes: string[]): void {
+  for (const [key, value] of Object.entries(rates)) {
+    if (!isField(key) || typeof value !== 'object') continue;
+    const higher = value.tiers.map((t) => `$${t.price} above ${t.start} input tokens`).join(', ');
+    notes.push(`${key} is tiered: base rate $${value.base}; ${higher}, applied by the prompt's size`);
+  }
 }
 
 function candidateRates(prices: ModelInfo['prices'], now: Date, notes: string[]): ModelPrice[] {
@@ -112,9 +167,10 @@ function candidateRates(prices: ModelInfo['prices'], now: Date, notes: string[])
 const startDate = (c: ConditionalPrice): string | undefined =>
   c.constraint?.type === 'start_date' ? c.constraint.start_date : undefined;
 
+/** A per-unit rate's base: no per-unit price in the list is tiered today, so a tier there is noted, not applied. */
 function baseRate(key: string, value: PriceValue, notes: string[]): bigint {
   if (typeof value === 'number') return exactNanos(key, value, notes);
-  const higher = value.tiers.map((t) => `$${t.price} from ${t.start} input tokens`).join(', ');
+  const higher = value.tiers.map((t) => `$${t.price} above ${t.start}`).join(', ');
   notes.push(`${key} is tiered: base rate $${value.base}; not applied: ${higher}`);
   return exactNanos(key, value.base, notes);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type CatalogModel, MODALITIES } from './types.ts';
+import { type CatalogModel, MODALITIES, type TokenRates } from './types.ts';
 
 export const QuirksRecord = z.object({
   reasoning: z.boolean(),
@@ -26,6 +26,21 @@ export const ModelRecord = z.object({
     output_per_million_usd: usd,
     cached_input_per_million_usd: usd,
     cache_write_per_million_usd: usd,
+    /**
+     * Higher rates past a prompt size, ascending: a request whose prompt (cache reads and writes included) is larger
+     * than `above_input_tokens` is held and charged at that tier's rates for all of its tokens.
+     */
+    tiers: z
+      .array(
+        z.object({
+          above_input_tokens: z.number().int(),
+          input_per_million_usd: usd,
+          output_per_million_usd: usd,
+          cached_input_per_million_usd: usd,
+          cache_write_per_million_usd: usd,
+        }),
+      )
+      .optional(),
     /** Dollars per one unit for models priced other than by the token (per image, audio minute, character). */
     per_unit_usd: z.record(z.string(), z.number()).optional(),
     /** How the price list's rates became these figures (tiers, dated and time-of-day rates, rounding). */
@@ -46,6 +61,13 @@ export type ModelRecord = z.infer<typeof ModelRecord>;
 export const nanosToUsd = (nanos: bigint | null): number | null =>
   nanos === null ? null : Number(nanos) / 1e9;
 
+const usdRates = (rates: TokenRates) => ({
+  input_per_million_usd: nanosToUsd(rates.inputNanosPerMillion),
+  output_per_million_usd: nanosToUsd(rates.outputNanosPerMillion),
+  cached_input_per_million_usd: nanosToUsd(rates.cachedInputNanosPerMillion),
+  cache_write_per_million_usd: nanosToUsd(rates.cacheWriteNanosPerMillion),
+});
+
 /** The list entry of a model; whether this gateway can serve it is the caller's to say (it knows the adapters). */
 export function modelRecord(model: CatalogModel, available: boolean): ModelRecord {
   return {
@@ -59,10 +81,13 @@ export function modelRecord(model: CatalogModel, available: boolean): ModelRecor
     context_window: model.contextWindow,
     max_output_tokens: model.maxOutputTokens,
     pricing: {
-      input_per_million_usd: nanosToUsd(model.prices.inputNanosPerMillion),
-      output_per_million_usd: nanosToUsd(model.prices.outputNanosPerMillion),
-      cached_input_per_million_usd: nanosToUsd(model.prices.cachedInputNanosPerMillion),
-      cache_write_per_million_usd: nanosToUsd(model.prices.cacheWriteNanosPerMillion),
+      ...usdRates(model.prices),
+      ...(model.prices.tiers && {
+        tiers: model.prices.tiers.map((tier) => ({
+          above_input_tokens: tier.aboveInputTokens,
+          ...usdRates(tier),
+        })),
+      }),
       ...(model.prices.perUnitNanos && {
         per_unit_usd: Object.fromEntries(
           Object.entries(model.prices.perUnitNanos).map(([unit, nanos]) => [unit, Number(nanos) / 1e9]),

@@ -31,12 +31,26 @@ export const MODALITIES = [
 /** Which adapter speaks to the model: most providers are reached through the OpenAI-compatible one. */
 export type ApiFamily = 'openai' | 'anthropic' | 'gemini' | 'local';
 
-/** Nano-dollars per million units; null where the price list gives no usable per-token rate. */
-export interface CatalogPrices {
+/** Nano-dollars per million tokens; null where the price list gives no usable per-token rate. */
+export interface TokenRates {
   inputNanosPerMillion: bigint | null;
   outputNanosPerMillion: bigint | null;
   cachedInputNanosPerMillion: bigint | null;
   cacheWriteNanosPerMillion: bigint | null;
+}
+
+/**
+ * The rates of a request whose prompt is larger than `aboveInputTokens` (all its input, cache reads and writes
+ * included, as the provider counts it): they replace the base rates for every token of that request.
+ */
+export interface PriceTier extends TokenRates {
+  aboveInputTokens: number;
+}
+
+/** The base rates, and the tiers above them; nano-dollars per million units. */
+export interface CatalogPrices extends TokenRates {
+  /** Higher rates past a prompt size (Gemini 2.5 Pro above 200k tokens), by ascending `aboveInputTokens`. */
+  tiers?: readonly PriceTier[];
   /**
    * Prices in a unit other than tokens, as nano-dollars per one unit, keyed by what is counted: `image`,
    * `image:1024x1024:hd`, `audio_minute`, `character`, `video_second`, `track`, `search_unit`, ...

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refuseUnknownFields } from '../contracts/request-fields.ts';
 
 /** Roles whose message is its content: only an assistant's may go without (its tool calls say what it did). */
 const NEEDS_CONTENT = new Set(['system', 'developer', 'user', 'tool']);
@@ -27,7 +28,65 @@ function functionName(holder: unknown): string | undefined {
   return typeof named === 'string' ? named : undefined;
 }
 
-/** The chat-completions request; fields the gateway does not use pass through to the provider untouched. */
+/**
+ * Every top-level field of OpenAI's chat-completions request (CreateChatCompletionRequest, as OpenAI's API
+ * description and openai-node 6.30 give it). Each is forwarded and priced by the tokens it costs, held for (`n`,
+ * `prediction`), or refused before dispatch when it bills what the gateway cannot price (chat/priced-fields.ts).
+ */
+const OPENAI_FIELDS = [
+  'messages',
+  'model',
+  'audio',
+  'frequency_penalty',
+  'function_call',
+  'functions',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'metadata',
+  'modalities',
+  'n',
+  'parallel_tool_calls',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'reasoning_effort',
+  'response_format',
+  'safety_identifier',
+  'seed',
+  'service_tier',
+  'stop',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+  'verbosity',
+  'web_search_options',
+];
+
+/** The gateway's own fields, never sent upstream. */
+const GATEWAY_FIELDS = ['models', 'baseline_model', 'webhook_url', 'cache'];
+
+const CHAT_FIELDS: ReadonlySet<string> = new Set([...OPENAI_FIELDS, ...GATEWAY_FIELDS]);
+
+const TextPart = z.object({ type: z.literal('text'), text: z.string() }).loose();
+
+/** Predicted output: text the provider checks its answer against, billing what it rejects as output. */
+const Prediction = z
+  .object({ type: z.literal('content'), content: z.union([z.string(), z.array(TextPart)]) })
+  .loose();
+
+/**
+ * The chat-completions request. A field outside OpenAI's and the gateway's own is refused by name: unknown, it
+ * could be billed by the provider at a price no hold covers.
+ */
 export const ChatCompletionRequest = z
   .object({
     model: z.string().min(1).optional(),
@@ -43,16 +102,21 @@ export const ChatCompletionRequest = z
     reasoning_effort: z.enum(['none', 'low', 'medium', 'high', 'xhigh', 'max']).optional(),
     tools: z.array(z.unknown()).optional(),
     tool_choice: z.unknown().optional(),
+    /** The deprecated form of `tools`: billed as input like them. */
+    functions: z.array(z.unknown()).optional(),
     response_format: z
       .object({ type: z.enum(['text', 'json_object', 'json_schema']) })
       .loose()
       .optional(),
+    prediction: Prediction.nullish(),
+    service_tier: z.string().nullish(),
     /** Fallback models, as OpenRouter takes them. */
     models: z.array(z.string().min(1)).optional(),
     webhook_url: z.string().url().optional(),
     cache: z.enum(['auto', 'force', 'semantic', 'skip']).optional(),
   })
   .loose()
+  .superRefine(refuseUnknownFields(CHAT_FIELDS))
   .superRefine((body, context) => {
     const chosen = functionName(body.tool_choice);
     if (chosen !== undefined && !(body.tools ?? []).some((tool) => functionName(tool) === chosen))

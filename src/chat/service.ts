@@ -7,7 +7,8 @@ import type { Discount } from '../contracts/money.ts';
 import { reserve } from '../pipeline/ledger.ts';
 import type { Bill, CallContext } from '../pipeline/types.ts';
 import { countChatInputTokensAsync, countTextTokensAsync } from '../tokens/count.ts';
-import { affordableOutputTokens, chatCharge, tokensOnly } from './pricing.ts';
+import { refuseUnpricedFields } from './priced-fields.ts';
+import { affordableOutputTokens, chatCharge, heldUsage, tokensOnly } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
 
 /** The output limit sent for a request that names none, when the model's own limit is unknown. */
@@ -25,29 +26,6 @@ export interface PreparedChat {
   discount: Discount;
 }
 
-/**
- * Fields that make a provider bill beyond the tokens the hold is priced on: audio output (per audio token, at
- * several times the text rate) and web search (per call). Refused rather than served at a price never held.
- */
-function refuseUnheldCosts(body: ChatCompletionRequest): void {
-  const modalities = (body as { modalities?: unknown }).modalities;
-  if (
-    (Array.isArray(modalities) && modalities.some((m) => m !== 'text')) ||
-    (body as { audio?: unknown }).audio !== undefined
-  ) {
-    throw new RequestRefused(
-      'invalid',
-      "'modalities': only text output is served on /chat/completions (audio output is billed per audio token, which is not held for); use /v1/audio/speech",
-    );
-  }
-  if ((body as { web_search_options?: unknown }).web_search_options !== undefined) {
-    throw new RequestRefused(
-      'invalid',
-      "'web_search_options': web search is billed per call by the provider, which this gateway does not hold for",
-    );
-  }
-}
-
 /** How many choices the provider produces and bills. */
 export function choicesOf(body: ChatCompletionRequest): number {
   return body.n ?? 1;
@@ -61,7 +39,7 @@ const MANY_CHOICES = new Set(['local', 'openai', 'azure']);
 
 /** Refusals that need no reservation: parameters the model does not take, limits it does not have. */
 export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, inputTokens: number): number {
-  refuseUnheldCosts(body);
+  refuseUnpricedFields(model, body);
   if (choicesOf(body) > 1 && !MANY_CHOICES.has(model.provider)) {
     throw new RequestRefused(
       'invalid',
@@ -95,38 +73,70 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
   return limit;
 }
 
-/** Messages, plus tool definitions and a response schema, which providers bill as input too. */
-export function countInputTokens(body: ChatCompletionRequest): Promise<number> {
-  // Counted once per request body (the router, the hold and every fallback's hold ask for the same figure), unless
-  // a caller has since put other messages, tools or a schema in it.
-  const seen = counted.get(body);
-  if (
-    seen &&
-    seen.messages === body.messages &&
-    seen.tools === body.tools &&
-    seen.format === body.response_format
-  )
-    return seen.count;
-  const count = countUncached(body);
-  counted.set(body, { messages: body.messages, tools: body.tools, format: body.response_format, count });
-  return count;
+/** The text of a predicted output, which the provider bills (what it rejects, as output). */
+function predictionText(body: ChatCompletionRequest): string {
+  const content = body.prediction?.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (typeof part.text === 'string' ? part.text : '')).join('');
 }
 
-const counted = new WeakMap<
-  ChatCompletionRequest,
-  { messages: unknown; tools: unknown; format: unknown; count: Promise<number> }
->();
+interface Counts {
+  /** What was counted, so that a caller who since put other messages, tools or a prediction in is counted anew. */
+  parts: unknown[];
+  input: Promise<number>;
+  predicted: Promise<number>;
+}
 
-async function countUncached(body: ChatCompletionRequest): Promise<number> {
-  const extras = [body.tools, body.response_format].filter((part) => part !== undefined);
+const counted = new WeakMap<ChatCompletionRequest, Counts>();
+
+const countedParts = (body: ChatCompletionRequest): unknown[] => [
+  body.messages,
+  body.tools,
+  body.functions,
+  body.response_format,
+  body.prediction,
+];
+
+/** Counted once per request body: the router, the hold and every fallback's hold ask for the same figures. */
+function countsOf(body: ChatCompletionRequest): Counts {
+  const parts = countedParts(body);
+  const seen = counted.get(body);
+  if (seen?.parts.every((part, i) => part === parts[i])) return seen;
+  const text = predictionText(body);
+  const predicted = text === '' ? Promise.resolve(0) : countTextTokensAsync(text);
+  const counts = { parts, input: countUncached(body, predicted), predicted };
+  counted.set(body, counts);
+  return counts;
+}
+
+/**
+ * Messages, plus tool definitions (`functions` too) and a response schema, which providers bill as input, and a
+ * predicted output: the provider may count it as input as well as bill what it rejects as output, so the hold
+ * covers both.
+ */
+export function countInputTokens(body: ChatCompletionRequest): Promise<number> {
+  return countsOf(body).input;
+}
+
+/** The tokens of a predicted output (0 without one): at worst all rejected, and billed as output per choice. */
+export function countPredictedTokens(body: ChatCompletionRequest): Promise<number> {
+  return countsOf(body).predicted;
+}
+
+async function countUncached(body: ChatCompletionRequest, predicted: Promise<number>): Promise<number> {
+  const extras = [body.tools, body.functions, body.response_format].filter((part) => part !== undefined);
   const messages = await countChatInputTokensAsync(body.messages);
-  return messages + (extras.length > 0 ? await countTextTokensAsync(JSON.stringify(extras)) : 0);
+  const definitions = extras.length > 0 ? await countTextTokensAsync(JSON.stringify(extras)) : 0;
+  return messages + definitions + (await predicted);
 }
 
 /**
  * Reserves the worst case before anything is dispatched: input tokens at the input price plus the output limit
- * at the output price. With no limit from the client, the hold is as large as every cap allows up to the model's
- * own output limit, and that is the limit sent upstream, so a request is never refused only for lacking one.
+ * at the output price, at the rates of the tier the input count falls in. With no limit from the client, the hold
+ * is as large as every cap allows up to the model's own output limit, and that is the limit sent upstream, so a
+ * request is never refused only for lacking one. `heldAt` prices the hold when the request may cost more per
+ * input token than the model's input rate (cache writes: `inputAtCacheWriteRate`); the charge is `model`'s.
  */
 export async function prepareChat(
   spending: Spending,
@@ -134,25 +144,25 @@ export async function prepareChat(
   model: CatalogModel,
   body: ChatCompletionRequest,
   discount: Discount = 'none',
+  heldAt: CatalogModel = model,
 ): Promise<PreparedChat> {
   const inputTokens = await countInputTokens(body);
+  const predicted = await countPredictedTokens(body);
   const limit = checkRequest(model, body, inputTokens);
   const requested = body.max_completion_tokens ?? body.max_tokens;
   // The output limit binds each choice; the input is billed once.
   const choices = choicesOf(body);
-  const worst = chatCharge(
-    model,
-    tokensOnly(inputTokens, (requested ?? limit) * choices),
-    discount,
-  ).chargedNanos;
-  const least =
-    requested === undefined
-      ? chatCharge(model, tokensOnly(inputTokens, choices), discount).chargedNanos
-      : worst;
+  const priced = (output: number) =>
+    chatCharge(heldAt, heldUsage(inputTokens, output, choices, predicted), discount).chargedNanos;
+  const worst = priced(requested ?? limit);
+  const least = requested === undefined ? priced(1) : worst;
   const hold = await reserve(spending, context, { minNanos: least, maxNanos: worst });
   const outputLimit =
     requested ??
-    Math.max(1, affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, discount, choices));
+    Math.max(
+      1,
+      affordableOutputTokens(heldAt, inputTokens, limit, hold.grantedNanos, discount, choices, predicted),
+    );
   return { model, inputTokens, outputLimit, hold, discount };
 }
 

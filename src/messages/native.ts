@@ -1,18 +1,42 @@
 import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, chatPlan } from '../chat/complete.ts';
+import type { ChatTarget } from '../chat/models.ts';
+import { inputAtCacheWriteRate } from '../chat/pricing.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
-import { chatBill } from '../chat/service.ts';
+import { chatBill, type PreparedChat, prepareChat } from '../chat/service.ts';
 import type { NativeMessagesAdapter, SseEvent } from '../contracts/messages.ts';
-import { meteredCall, serve } from '../pipeline/call.ts';
+import { meteredCall, type Plan, serve } from '../pipeline/call.ts';
 import { MeteredStream } from '../pipeline/stream.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
 import { adapterFor } from '../providers/registry.ts';
+import { writesPromptCache } from './cache-control.ts';
 
 /** The pass-through adapter of a model whose provider speaks the Messages format itself. */
 function nativeAdapter(model: CatalogModel): NativeMessagesAdapter {
   const adapter = adapterFor(model, 'messages');
   if (!adapter) throw new Error(`${model.id} has no native Messages adapter`);
   return adapter;
+}
+
+/**
+ * The chat path's plan for a request sent as it came. With a cache breakpoint, Anthropic may bill every input
+ * token as a cache write (1.25 times the input rate for 5 minutes, the only lifetime accepted), so the hold prices
+ * the input at that rate; the translated way drops breakpoints, and its hold stays the chat path's.
+ */
+function nativePlan<T>(
+  deps: ChatDeps,
+  context: CallContext,
+  original: Record<string, unknown>,
+  counted: ChatCompletionRequest,
+  call: (target: ChatTarget, prepared: PreparedChat) => Promise<T>,
+): Plan<ChatTarget, PreparedChat, T> {
+  const plan = chatPlan(deps, context, counted, call);
+  if (!writesPromptCache(original)) return plan;
+  return {
+    ...plan,
+    reserve: (target) =>
+      prepareChat(deps.spending, context, target.model, counted, 'none', inputAtCacheWriteRate(target.model)),
+  };
 }
 
 /**
@@ -27,7 +51,7 @@ export async function nativeComplete(
   counted: ChatCompletionRequest,
 ): Promise<Outcome & { message: Record<string, unknown> }> {
   const { result, outcome } = await meteredCall(deps, {
-    ...chatPlan(deps, context, counted, (target, prepared) =>
+    ...nativePlan(deps, context, original, counted, (target, prepared) =>
       nativeAdapter(target.model).complete({
         body: original,
         upstream: target.upstream,
@@ -50,7 +74,7 @@ export async function nativeStream(
 ): Promise<MeteredStream<SseEvent>> {
   const served = await serve(
     deps,
-    chatPlan(deps, context, counted, (target, prepared) =>
+    nativePlan(deps, context, original, counted, (target, prepared) =>
       nativeAdapter(target.model).stream({
         body: original,
         upstream: target.upstream,

@@ -4,7 +4,7 @@ import { resolveChatModel } from '../chat/models.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { chatBill, type PreparedChat } from '../chat/service.ts';
 import type { ChatChunk, ReportedUsage } from '../contracts/chat.ts';
-import { invalidField } from '../contracts/errors.ts';
+import { invalidField, RequestRefused } from '../contracts/errors.ts';
 import { meteredCall, serve } from '../pipeline/call.ts';
 import { MeteredStream, type Opened } from '../pipeline/stream.ts';
 import type { CallContext } from '../pipeline/types.ts';
@@ -49,19 +49,31 @@ const promptText = (body: CompletionsRequest) =>
 
 /**
  * How the pipeline holds and bills a legacy completion: as the chat completion of the prompt as one user
- * message, the same tokens at the same prices. Only the model asked is tried: a fallback would not speak this
- * format.
+ * message, the same tokens at the same prices; a `suffix`, billed as input too, as a second one. Only the model
+ * asked is tried: a fallback would not speak this format.
  */
 function counted(body: CompletionsRequest): ChatCompletionRequest {
   return {
     model: body.model,
     models: [body.model],
-    messages: [{ role: 'user', content: promptText(body) ?? '' }],
+    messages: [
+      { role: 'user', content: promptText(body) ?? '' },
+      ...(body.suffix ? [{ role: 'user' as const, content: body.suffix }] : []),
+    ],
     max_tokens: body.max_tokens ?? DEFAULT_MAX_TOKENS,
     ...(typeof body.temperature === 'number' && { temperature: body.temperature }),
     ...(typeof body.top_p === 'number' && { top_p: body.top_p }),
   };
 }
+
+/**
+ * A refusal of the chat path, naming the field as a legacy request has it: the prompt and its suffix are the
+ * `'messages'` the context-window check counts.
+ */
+const rethrowInCompletionsTerms = (error: unknown): never => {
+  if (!(error instanceof RequestRefused) || !error.message.startsWith("'messages': ")) throw error;
+  throw new RequestRefused(error.kind, `'prompt'${error.message.slice("'messages'".length)}`, error.headers);
+};
 
 const choiceText = (completion: TextCompletion): string =>
   completion.choices.map((c) => ((c as { text?: unknown }).text as string | undefined) ?? '').join('');
@@ -82,7 +94,7 @@ export async function completeText(
       }),
     ),
     bill: ({ completion, usage }, prepared) => chatBill(prepared, usage, choiceText(completion)),
-  });
+  }).catch(rethrowInCompletionsTerms);
   return { ...chatOutcome(outcome), completion: { ...result.completion, model: outcome.model.id } };
 }
 
@@ -138,7 +150,7 @@ export async function streamText(
       if (first.done) throw new UpstreamError('server', 'the provider closed the stream without a chunk');
       return { first: first.value, rest };
     }),
-  );
+  ).catch(rethrowInCompletionsTerms);
   let produced = '';
   let usage: ReportedUsage | undefined;
   return new MeteredStream(deps, served, {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refuseUnknownFields } from '../contracts/request-fields.ts';
 
 // Items and parts stay loose: fields the translation does not read (ids, status, annotations) are accepted.
 const InputText = z.object({ type: z.literal('input_text'), text: z.string() }).loose();
@@ -137,13 +138,43 @@ export const ResponsesRequest = z
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
 
 /**
+ * Every top-level field of OpenAI's legacy completions request (CreateCompletionRequest), and the gateway's own that
+ * its adapter drops. Anything else is refused by name: forwarded, it could be billed at a price no hold covers.
+ */
+const COMPLETIONS_FIELDS: ReadonlySet<string> = new Set([
+  'model',
+  'prompt',
+  'best_of',
+  'echo',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'max_tokens',
+  'n',
+  'presence_penalty',
+  'seed',
+  'stop',
+  'stream',
+  'stream_options',
+  'suffix',
+  'temperature',
+  'top_p',
+  'user',
+  'models',
+  'cache',
+  'webhook_url',
+]);
+
+/**
  * The legacy completions request, served by instruct-era models only. One prompt per request (a list of one
- * text is taken; token-id prompts are not); other fields go to the provider as they came.
+ * text is taken; token-id prompts are not); the known fields go to the provider as they came. `suffix` is input
+ * the provider bills like the prompt, and is held for as such.
  */
 export const CompletionsRequest = z
   .object({
     model: z.string().min(1),
     prompt: z.union([z.string(), z.array(z.string()).length(1, 'one prompt per request')]),
+    suffix: z.string().nullish(),
     max_tokens: z.number().int().positive().optional(),
     stream: z.boolean().nullish(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).loose().nullish(),
@@ -152,6 +183,7 @@ export const CompletionsRequest = z
     n: z.number().int().min(1).nullish(),
     best_of: z.number().int().min(1).nullish(),
   })
-  .loose();
+  .loose()
+  .superRefine(refuseUnknownFields(COMPLETIONS_FIELDS));
 
 export type CompletionsRequest = z.infer<typeof CompletionsRequest>;

@@ -1,8 +1,10 @@
-import type { Provider } from '@pydantic/genai-prices';
+import { calcPrice, type Provider } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
+import { atBatchRates } from '../../src/batches/hold-line.ts';
 import { CAPABILITIES } from '../../src/catalog/capabilities.ts';
 import { buildCatalog, dollarsToNanos } from '../../src/catalog/index.ts';
 import { localChatModels } from '../../src/catalog/local.ts';
+import { ratesAt } from '../../src/catalog/tiers.ts';
 import type { CatalogModel } from '../../src/catalog/types.ts';
 import { providerEnv, providerKey } from '../../src/provider-env.ts';
 import { isAvailable } from '../../src/providers/registry.ts';
@@ -40,16 +42,51 @@ describe('the catalog built from the bundled genai-prices data', () => {
       outputNanosPerMillion: 15_000_000_000n,
       cachedInputNanosPerMillion: 300_000_000n,
       cacheWriteNanosPerMillion: 3_750_000_000n,
+      tiers: [
+        {
+          aboveInputTokens: 200_000,
+          inputNanosPerMillion: 6_000_000_000n,
+          outputNanosPerMillion: 22_500_000_000n,
+          cachedInputNanosPerMillion: 600_000_000n,
+          cacheWriteNanosPerMillion: 7_500_000_000n,
+        },
+      ],
     });
     expect(model('google/gemini-2.5-flash').prices.outputNanosPerMillion).toBe(2_500_000_000n);
     expect(model('openai/gpt-5-nano').prices.cachedInputNanosPerMillion).toBe(5_000_000n);
   });
 
-  it('takes the base tier of a tiered price and says so', () => {
+  it('keeps the base tier of a tiered price and every tier above it, and says so', () => {
     const pro = model('google/gemini-2.5-pro');
     expect(pro.prices.inputNanosPerMillion).toBe(1_250_000_000n);
+    expect(pro.prices.tiers).toEqual([
+      {
+        aboveInputTokens: 200_000,
+        inputNanosPerMillion: 2_500_000_000n,
+        outputNanosPerMillion: 15_000_000_000n,
+        cachedInputNanosPerMillion: 250_000_000n,
+        cacheWriteNanosPerMillion: null,
+      },
+    ]);
     expect(pro.priceNotes.join(' ')).toMatch(
-      /input_mtok is tiered: base rate \$1.25; not applied: \$2.5 from 200000/,
+      /input_mtok is tiered: base rate \$1.25; \$2.5 above 200000 input tokens, applied by the prompt's size/,
+    );
+    // A flat price has no tiers; a tier that has ended (Claude Sonnet 4.6's, before its flat rate) is not kept.
+    expect(model('anthropic/claude-haiku-4-5').prices.tiers).toBeUndefined();
+    expect(model('anthropic/claude-sonnet-4-6').prices.tiers).toBeUndefined();
+  });
+
+  it('picks the tier a prompt is above, as genai-prices does: greater than its start', () => {
+    const { prices } = model('google/gemini-2.5-pro');
+    expect(ratesAt(prices, 200_000).inputNanosPerMillion).toBe(1_250_000_000n);
+    expect(ratesAt(prices, 200_001).inputNanosPerMillion).toBe(2_500_000_000n);
+    const calc = (input_tokens: number) =>
+      calcPrice({ input_tokens }, 'gemini-2.5-pro', { providerId: 'google', timestamp: now })?.input_price;
+    expect(calc(200_000)).toBeCloseTo(0.25, 9);
+    expect(calc(200_001)).toBeCloseTo(0.5000025, 9);
+    // The batch rates halve the tier as they do the base.
+    expect(atBatchRates(model('google/gemini-2.5-pro')).prices.tiers?.[0]?.outputNanosPerMillion).toBe(
+      7_500_000_000n,
     );
   });
 

@@ -10,6 +10,7 @@ import {
   pieces,
   reasoningModel,
   str,
+  words,
 } from './model.ts';
 import type { Upstream } from './types.ts';
 
@@ -53,6 +54,7 @@ function handle(request: Incoming): Reply {
     reasoning: reasoningModel(body.model) || thinking === 'enabled' || thinking === 'adaptive',
   });
   if (countTokens) return { status: 200, headers: headers(seq), body: { input_tokens: result.promptTokens } };
+  const written = cacheWrites(body, result);
 
   const message = { id: `msg_sim${seq}`, type: 'message', role: 'assistant', model: body.model };
   if (body.stream === true) {
@@ -63,7 +65,7 @@ function handle(request: Incoming): Reply {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache',
       },
-      chunks: streamEvents(result, message, seq),
+      chunks: streamEvents(result, written, message, seq),
     };
   }
   const content = blocks(result, seq).map((block) => block.full);
@@ -75,7 +77,7 @@ function handle(request: Incoming): Reply {
       content,
       stop_reason: stopReasons[result.finish],
       stop_sequence: null,
-      usage: usage(result),
+      usage: usage(result, written),
     },
   };
 }
@@ -124,7 +126,7 @@ function blocks(result: Answer, seq: number): Block[] {
 }
 
 /** The documented order: message_start, then per block start/deltas/stop (a ping after the first start), message_delta, message_stop. */
-function streamEvents(result: Answer, message: Obj, seq: number): string[] {
+function streamEvents(result: Answer, written: number, message: Obj, seq: number): string[] {
   const event = (type: string, data: Obj = {}) => sse({ type, ...data }, type);
   const start = {
     ...message,
@@ -132,7 +134,7 @@ function streamEvents(result: Answer, message: Obj, seq: number): string[] {
     stop_reason: null,
     stop_sequence: null,
     // Anthropic reports a token or so of output up front; message_delta carries the cumulative total.
-    usage: { ...usage(result), output_tokens: 1 },
+    usage: { ...usage(result, written), output_tokens: 1 },
   };
   const out = [event('message_start', { message: start })];
   for (const [index, block] of blocks(result, seq).entries()) {
@@ -141,7 +143,7 @@ function streamEvents(result: Answer, message: Obj, seq: number): string[] {
     for (const delta of block.deltas) out.push(event('content_block_delta', { index, delta }));
     out.push(event('content_block_stop', { index }));
   }
-  const { service_tier: _tier, ...cumulative } = usage(result);
+  const { service_tier: _tier, ...cumulative } = usage(result, written);
   out.push(
     event('message_delta', {
       delta: { stop_reason: stopReasons[result.finish], stop_sequence: null },
@@ -152,15 +154,38 @@ function streamEvents(result: Answer, message: Obj, seq: number): string[] {
   return out;
 }
 
-/** input_tokens excludes cache reads, which Anthropic reports beside it. */
-function usage(result: Answer): Obj {
+/** input_tokens excludes cache reads and writes, which Anthropic reports beside it. */
+function usage(result: Answer, written: number): Obj {
   return {
-    input_tokens: result.promptTokens - result.cachedTokens,
-    cache_creation_input_tokens: 0,
+    input_tokens: result.promptTokens - result.cachedTokens - written,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: result.cachedTokens,
     output_tokens: result.completionTokens + result.reasoningTokens,
     service_tier: 'standard',
   };
+}
+
+const hasBreakpoint = (block: unknown) => isObj(block) && isObj(block.cache_control);
+
+/**
+ * Cache-write tokens, as Anthropic bills them: the prompt up to and including the last block that carries a
+ * `cache_control` breakpoint (the whole prompt for one on the request itself, automatic caching), less what was
+ * read from the cache. By the token rule of model.ts: the system prompt and each message up to that one, at
+ * words + 3; tools count no tokens here, so a breakpoint on a tool writes nothing. The simulator caches nothing
+ * between requests and has no minimum cacheable length: every breakpoint writes.
+ */
+function cacheWrites(body: Obj, result: Answer): number {
+  const system = body.system === undefined ? [] : [body.system];
+  const turns = [...system, ...list(body.messages).map((m) => (isObj(m) ? m.content : undefined))];
+  const marked = (content: unknown) =>
+    list(content).some(
+      (block) => hasBreakpoint(block) || (isObj(block) && list(block.content).some(hasBreakpoint)),
+    );
+  const last = isObj(body.cache_control) ? turns.length - 1 : turns.findLastIndex(marked);
+  if (last < 0) return 0;
+  const texts = conversation(body.system, list(body.messages)).messageTexts.slice(0, last + 1);
+  const prefix = texts.reduce((sum, text) => sum + words(text) + 3, 0);
+  return Math.max(0, prefix - result.cachedTokens);
 }
 
 function conversation(system: unknown, messages: unknown[]): Conversation {

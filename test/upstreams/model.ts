@@ -11,6 +11,8 @@ import { sampleOf } from './json-schema-sample.ts';
  *   parts plus the text of tool results it carries; images and tool-call arguments count 0.
  * - cached tokens = words(first system text) + 3 when that text contains the word "cached", else 0; part of the
  *   prompt tokens (Anthropic reports them beside input_tokens, which then excludes them).
+ * - cache-write tokens (Anthropic only) = the prompt tokens up to the last `cache_control` breakpoint, less the
+ *   cached ones (anthropic.ts `cacheWrites`); reported beside input_tokens too.
  * - reply = `echo: <last user text>`, or in JSON mode JSON.stringify({ echo: <last user text> }), or for a JSON
  *   schema with properties (OpenAI's json_schema) JSON.stringify(sampleOf(schema)) (json-schema-sample.ts); over the
  *   output limit it keeps its first `limit` words and finishes with 'length'. completion tokens = words(reply).

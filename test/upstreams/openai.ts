@@ -11,6 +11,7 @@ import {
   pieces,
   reasoningModel,
   str,
+  words,
 } from './model.ts';
 import { legacyCompletion } from './openai-legacy.ts';
 import type { Upstream } from './types.ts';
@@ -64,7 +65,12 @@ function handle(request: Incoming): Reply {
     reasoning: reasoningModel(body.model),
     reply: request.behaviour?.reply,
   });
-  const meta = { id: `chatcmpl-sim${seq}`, created: Math.floor(Date.now() / 1000), model: body.model };
+  const meta = {
+    id: `chatcmpl-sim${seq}`,
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    rejectedPrediction: rejectedPrediction(body.prediction),
+  };
   if (body.stream === true) {
     const includeUsage = isObj(body.stream_options) && body.stream_options.include_usage === true;
     return {
@@ -86,6 +92,21 @@ interface Meta {
   id: string;
   created: number;
   model: string;
+  /** Words of a predicted output the answer did not use: OpenAI bills them as completion tokens. */
+  rejectedPrediction: number;
+}
+
+/** The echo never reproduces a prediction, so all of it is rejected (and billed), as OpenAI does. */
+function rejectedPrediction(prediction: unknown): number {
+  if (!isObj(prediction)) return 0;
+  const { content } = prediction;
+  const text =
+    typeof content === 'string'
+      ? content
+      : list(content)
+          .map((part) => (isObj(part) ? (str(part.text) ?? '') : ''))
+          .join(' ');
+  return words(text);
 }
 
 const finishReasons = { stop: 'stop', length: 'length', tool: 'tool_calls' } as const;
@@ -118,7 +139,7 @@ function completion(result: Answer, meta: Meta, choices = 1): Obj {
       logprobs: null,
       finish_reason: finishReasons[result.finish],
     })),
-    usage: usage(result, choices),
+    usage: usage(result, choices, meta.rejectedPrediction),
     service_tier: 'default',
     system_fingerprint: 'fp_sim',
   };
@@ -167,13 +188,13 @@ function streamChunks(result: Answer, meta: Meta, includeUsage: boolean): string
   return [
     ...deltas.map((delta) => chunk([choice(delta)])),
     chunk([choice({}, finishReasons[result.finish])]),
-    ...(includeUsage ? [chunk([], { usage: usage(result) })] : []),
+    ...(includeUsage ? [chunk([], { usage: usage(result, 1, meta.rejectedPrediction) })] : []),
     sse('[DONE]'),
   ];
 }
 
-function usage(result: Answer, choices = 1): Obj {
-  const completionTokens = (result.completionTokens + result.reasoningTokens) * choices;
+function usage(result: Answer, choices = 1, rejectedPrediction = 0): Obj {
+  const completionTokens = (result.completionTokens + result.reasoningTokens + rejectedPrediction) * choices;
   return {
     prompt_tokens: result.promptTokens,
     completion_tokens: completionTokens,
@@ -183,7 +204,7 @@ function usage(result: Answer, choices = 1): Obj {
       reasoning_tokens: result.reasoningTokens,
       audio_tokens: 0,
       accepted_prediction_tokens: 0,
-      rejected_prediction_tokens: 0,
+      rejected_prediction_tokens: rejectedPrediction * choices,
     },
   };
 }

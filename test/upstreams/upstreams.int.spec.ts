@@ -504,6 +504,35 @@ describe('Anthropic simulator', () => {
     });
   });
 
+  it('reports cache_creation_input_tokens for the prompt up to the last cache_control breakpoint', async () => {
+    const system = [{ type: 'text', text: 'Be terse and exact.', cache_control: { type: 'ephemeral' } }];
+    const marked = user([{ type: 'text', text: 'one two', cache_control: { type: 'ephemeral' } }]);
+    // System 4 words + 3; messages 2 + 3 and 1 + 3.
+    const cases: [Json, Json][] = [
+      [
+        { system, messages: [user('hi')] },
+        { input_tokens: 4, cache_creation_input_tokens: 7 },
+      ],
+      [
+        { system, messages: [marked, user('hi')] },
+        { input_tokens: 4, cache_creation_input_tokens: 12 },
+      ],
+      [
+        { system, cache_control: { type: 'ephemeral' }, messages: [user('hi')] },
+        { input_tokens: 0, cache_creation_input_tokens: 11 },
+      ],
+      [
+        { system: 'Be terse and exact.', messages: [user('hi')] },
+        { input_tokens: 11, cache_creation_input_tokens: 0 },
+      ],
+    ];
+    for (const [body, usage] of cases)
+      expect((await jsonOf(await messages(body))).usage).toMatchObject({
+        ...(usage as object),
+        cache_read_input_tokens: 0,
+      });
+  });
+
   it('stops at max_tokens with stop_reason max_tokens, and answers JSON for a json_schema output format', async () => {
     const cut = await jsonOf(await messages({ max_tokens: 2, messages: [user('one two three')] }));
     expect(cut).toMatchObject({

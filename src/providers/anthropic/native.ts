@@ -11,8 +11,8 @@ import { type AnthropicUsage, readAnthropicUsage } from './response.ts';
 
 const VERSION = '2023-06-01';
 
-/** Fields of the gateway's, not Anthropic's. */
-const GATEWAY_FIELDS = ['models'] as const;
+/** Fields of the gateway's, not Anthropic's: fallbacks and the response cache's mode. */
+const GATEWAY_FIELDS = ['models', 'cache'] as const;
 
 function nativeRequest(
   original: Record<string, unknown>,
