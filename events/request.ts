@@ -43,7 +43,13 @@ export const RequestCompleted = z.object({
   month: z.string(),
   subAccountId: z.string().nullable(),
   keyId: z.string(),
+  /** The tag the request was sent under (a sub-account's own label, docs/billing.md), else its default tag. */
   tag: z.string().nullable(),
+  /**
+   * The tag whose budget it spent, when that is not `tag`: a sub-account spends under its default tag whatever tag
+   * it sends. Set by the settlement; absent otherwise.
+   */
+  budgetTag: z.string().nullable().optional(),
   /** The route, e.g. `/v1/chat/completions`. */
   endpoint: z.string(),
   requestedModel: z.string().nullable(),

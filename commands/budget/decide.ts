@@ -291,6 +291,15 @@ function carve(command: ReserveCommand, state: BudgetState): BudgetEvent | undef
   };
 }
 
+/** A settled request's record: its month, and the budget it spent when its own tag is a label beside that. */
+function logRecord(
+  request: RequestRecord,
+  month: string,
+  scopes: { tag: string | null; label?: string },
+): Extract<BudgetEvent, { type: 'RequestCompleted' }>['data'] {
+  return { ...request, month, ...(scopes.label !== undefined && { budgetTag: scopes.tag }) };
+}
+
 /** The label field of a hold or charge: present only when there is one, so events without stay as they were. */
 function labelOf(label: string | undefined): { label?: string } {
   return label === undefined ? {} : { label };
@@ -337,7 +346,7 @@ function settle(
       data: { ...common, overrunNanos: overrun.toString(), model: command.charge.model },
     });
   const logged: BudgetEvent[] = command.request
-    ? [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }]
+    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, scopes) }]
     : [];
   return [...events, ...thresholdNotices(state, events, command.limits), ...logged];
 }
@@ -382,7 +391,7 @@ function chargeKnown(command: Extract<BudgetCommand, { type: 'Charge' }>, state:
     },
   };
   const logged: BudgetEvent[] = command.request
-    ? [{ type: 'RequestCompleted', data: { ...command.request, month: state.month } }]
+    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, reserved.data) }]
     : [];
   return [reserved, settled, ...thresholdNotices(state, [settled], command.limits), ...logged];
 }

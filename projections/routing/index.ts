@@ -9,22 +9,24 @@ function savedOf(routing: unknown): bigint | undefined {
 }
 
 /**
- * The automatic router's month per account, sub-account ('' for the account's own keys) and tag ('' untagged):
+ * The automatic router's month per account, sub-account ('' for the account's own keys), tag ('' untagged) and
+ * label (a sub-account's own tag beside the tag whose budget it spent, '' when none), as the usage table keys them:
  * how many served requests it routed, and the dollars saved against their baselines (negative when routing cost
  * more). Folded from the request log's `RequestCompleted` events, whose `routing` record carries the saving.
  */
 export const routingProjection: Projection = {
   name: 'routing',
-  version: 1,
+  version: 2,
   tables: {
     routing_usage: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       account_id text NOT NULL,
       month text NOT NULL,
       sub_account_id text NOT NULL,
       tag text NOT NULL,
+      label text NOT NULL DEFAULT '',
       routed_requests bigint NOT NULL,
       saved_nanos numeric(38, 0) NOT NULL,
-      PRIMARY KEY (account_id, month, sub_account_id, tag)
+      PRIMARY KEY (account_id, month, sub_account_id, tag, label)
     )`,
     routing_events: guardTable,
   },
@@ -34,15 +36,26 @@ export const routingProjection: Projection = {
     const d = event.data;
     const saved = savedOf(d.routing);
     if (saved === undefined || d.status >= 400) return;
+    // A record with a budget tag was sent under a label: the budget's tag keys it, the label beside it.
+    const labelled = d.budgetTag !== undefined;
+    const tag = labelled ? d.budgetTag : d.tag;
     await sql.query(
       `WITH first AS (
          INSERT INTO ${t.routing_events} (event_id) VALUES ($6::uuid) ON CONFLICT DO NOTHING RETURNING event_id)
-       INSERT INTO ${t.routing_usage} (account_id, month, sub_account_id, tag, routed_requests, saved_nanos)
-       SELECT $1::text, $2::text, $3::text, $4::text, 1, $5::numeric WHERE EXISTS (SELECT 1 FROM first)
-       ON CONFLICT (account_id, month, sub_account_id, tag) DO UPDATE SET
+       INSERT INTO ${t.routing_usage} (account_id, month, sub_account_id, tag, label, routed_requests, saved_nanos)
+       SELECT $1::text, $2::text, $3::text, $4::text, $7::text, 1, $5::numeric WHERE EXISTS (SELECT 1 FROM first)
+       ON CONFLICT (account_id, month, sub_account_id, tag, label) DO UPDATE SET
          routed_requests = ${t.routing_usage}.routed_requests + 1,
          saved_nanos = ${t.routing_usage}.saved_nanos + EXCLUDED.saved_nanos`,
-      [d.accountId, d.month, d.subAccountId ?? '', d.tag ?? '', saved.toString(), stored.id],
+      [
+        d.accountId,
+        d.month,
+        d.subAccountId ?? '',
+        tag ?? '',
+        saved.toString(),
+        stored.id,
+        labelled ? (d.tag ?? '') : '',
+      ],
     );
   },
 };
@@ -53,18 +66,19 @@ export interface RoutingRow {
   saved_nanos: string;
 }
 
-/** One month's routed requests and savings grouped by tag or by sub-account, optionally of one sub-account. */
+/** One month's routed requests and savings grouped as `usageBy` groups the usage (projections/usage). */
 export async function routingBy(
   sql: Sql,
-  group: 'tag' | 'sub_account_id',
+  group: 'tag' | 'own_tag' | 'sub_account_id',
   accountId: string,
   month: string,
   subAccountId?: string,
 ): Promise<RoutingRow[]> {
+  const key = group === 'own_tag' ? `CASE WHEN label <> '' THEN label ELSE tag END` : group;
   const { rows } = await sql.query<RoutingRow & Record<string, unknown>>(
-    `SELECT ${group} AS key, sum(routed_requests)::text AS routed_requests, sum(saved_nanos)::text AS saved_nanos
+    `SELECT ${key} AS key, sum(routed_requests)::text AS routed_requests, sum(saved_nanos)::text AS saved_nanos
      FROM routing_usage WHERE account_id = $1 AND month = $2 AND ($3::text IS NULL OR sub_account_id = $3)
-     GROUP BY ${group}`,
+     GROUP BY 1`,
     [accountId, month, subAccountId ?? null],
   );
   return rows;

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import { dueBatches } from '../../projections/batches/index.ts';
 import { AdvisoryLockSession } from '../db/lock-session.ts';
@@ -73,7 +74,8 @@ export class BatchScheduler {
   private async run(): Promise<void> {
     const signal = this.controller.signal;
     while (!signal.aborted) {
-      await sleep(this.options.intervalMs, signal);
+      // Resolves early when stopped: the abort is the loop's end, not an error.
+      await delay(this.options.intervalMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) break;
       try {
         await this.pass(signal);
@@ -138,17 +140,4 @@ export class BatchScheduler {
     if (most < 2) return undefined;
     return running.filter((turn) => turn.accountId === busiest).reduce((a, b) => (b.order > a.order ? b : a));
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -99,4 +99,26 @@ describe('a sub-account and the tags it sends', () => {
     // The request log keeps the tag the customer sent.
     expect(logged.data[0]).toMatchObject({ tag: 'closed-campaign', status: 200 });
   });
+
+  it('counts its routed requests under its own tag for itself and under its default tag for its account', async () => {
+    const sub = await customer('routed', 'routed-customer');
+    const routed = await chat(
+      gateway.url,
+      sub.key,
+      { ...say('pick for me'), model: 'auto' },
+      { 'x-gw-tag': 'feature-x' },
+    );
+    expect(routed.status, JSON.stringify(routed.body)).toBe(200);
+    // The routing read model follows the log beside the usage one: both rows once both have caught up.
+    const rowOf = async (key: string, tag: string) =>
+      (
+        await eventually(
+          async () => json(await call('GET', '/usage/by-tag', key)),
+          (usage) => usage.data.some((row: Json) => row.tag === tag && row.routed_requests === 1),
+          5_000,
+        )
+      ).data.find((row: Json) => row.tag === tag);
+    expect(await rowOf(main, 'routed-customer')).toMatchObject({ requests: 1, routed_requests: 1 });
+    expect(await rowOf(sub.key, 'feature-x')).toMatchObject({ requests: 1, routed_requests: 1 });
+  });
 });

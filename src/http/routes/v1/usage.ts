@@ -32,8 +32,7 @@ export async function usageRows(
 ): Promise<UsageLine[]> {
   const [usage, routing] = await Promise.all([
     usageBy(sql, group, accountId, month, subAccountId),
-    // The request log's tag is the one the request was sent under: a sub-account's own.
-    routingBy(sql, group === 'own_tag' ? 'tag' : group, accountId, month, subAccountId),
+    routingBy(sql, group, accountId, month, subAccountId),
   ]);
   const routed = new Map(routing.map((row) => [row.key, row]));
   return usage.map((row) => {
