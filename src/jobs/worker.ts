@@ -2,25 +2,19 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import { DomainError } from '../../commands/errors.ts';
 import type { JobError } from '../../events/job.ts';
-import { storableText } from '../../events/storable.ts';
 import { dueJobs, jobsAwaitingWebhook } from '../../projections/jobs/index.ts';
 import { type DescribeError, RequestRefused } from '../contracts/errors.ts';
 import type { JobCall, JobInput, JobOutput } from '../contracts/jobs.ts';
 import { priceCharge } from '../contracts/money.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
-import { contentTypeOf } from '../media/signed-urls.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
 import { release, settle } from '../pipeline/ledger.ts';
 import { UpstreamError } from '../providers/errors.ts';
-import {
-  type CancelOutcome,
-  chargeCancellation,
-  jobState,
-  type StoredResult,
-  stopAtProvider,
-} from './cancel-charge.ts';
+import { type CancelOutcome, chargeCancellation, jobState, stopAtProvider } from './cancel-charge.ts';
+import { asJobError } from './job-error.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
+import { storeResult } from './result.ts';
 import {
   holdOf,
   type JobHistory,
@@ -52,21 +46,6 @@ const RETRY_BASE_MS = 30_000;
 const CONCURRENCY = 4;
 /** How long after a job's end its webhook is requested by the sweep, if the worker that ended it did not. */
 const WEBHOOK_GRACE_MS = 60_000;
-
-function asJobError(error: unknown, describe: DescribeError): z.infer<typeof JobError> {
-  const refusal =
-    error instanceof UpstreamError
-      ? new RequestRefused(
-          error.failure === 'timeout' ? 'upstream_timeout' : 'upstream_failed',
-          `The provider failed the job: ${error.message}`,
-        )
-      : error;
-  if (!(refusal instanceof RequestRefused)) {
-    return { message: 'The job failed inside the gateway', type: 'api_error', code: 500 };
-  }
-  const { status, body } = describe(refusal);
-  return { message: storableText(body.error.message), type: body.error.type, code: status };
-}
 
 /**
  * Works the jobs the read model says are due: claims a queued job (an event, so one worker wins), submits it to
@@ -282,32 +261,9 @@ export class JobWorker {
     output: JobOutput,
   ): Promise<void> {
     const job = history.queued;
-    let stored: { filename: string; bytes: number } | undefined;
-    if (output.file) {
-      const { filename } = output.file;
-      const blobKey = `jobs/${job.jobId}/${filename}`;
-      const { bytes, sha256 } = await this.deps.blobs.write(blobKey, output.file.body);
-      stored = { filename, bytes };
-      // Listed in the Files API as the job owner's file (recording it again after a crash is a no-op).
-      await this.deps.files?.record({
-        fileId: resultFileId(job.jobId),
-        accountId: job.accountId,
-        subAccountId: job.subAccountId,
-        filename,
-        bytes,
-        purpose: 'job_output',
-        sha256,
-        blobKey,
-        contentType: contentTypeOf(filename),
-        batchId: null,
-      });
-    }
-    const result: StoredResult | undefined = stored && {
-      fileId: resultFileId(job.jobId),
-      filename: stored.filename,
-    };
+    const stored = await storeResult(this.deps, job, output);
     // Cancelled meanwhile: the provider delivered, and billed, the work; the client gets the result it pays for.
-    const delivered: CancelOutcome = { basis: 'provider_output', output, stored: result };
+    const delivered: CancelOutcome = { basis: 'provider_output', output, stored };
     const now = await readJob(this.deps.store, job.jobId);
     if (!now || jobState(now).ended) {
       if (now) await this.chargeIfCancelled(now, kind, target, delivered);
@@ -324,7 +280,7 @@ export class JobWorker {
         job.jobId,
         {
           type: 'CompleteJob',
-          resultFileId: stored ? resultFileId(job.jobId) : null,
+          resultFileId: stored?.fileId ?? null,
           resultFilename: stored?.filename ?? null,
           resultBytes: stored?.bytes ?? null,
           result: output.result ?? null,
@@ -353,11 +309,6 @@ export class JobWorker {
   private async ended(history: JobHistory): Promise<void> {
     if (history.queued.webhookUrl) await this.deps.onEnded?.(history.queued.jobId);
   }
-}
-
-/** The file id a job's result is listed under in the Files API. */
-export function resultFileId(jobId: string): string {
-  return `file-${jobId.replace(/^job_/, 'job')}`;
 }
 
 function ignoreConflict(error: unknown): undefined {
