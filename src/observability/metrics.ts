@@ -1,6 +1,7 @@
 import client from 'prom-client';
 import type { EventStore } from '../../events/store.ts';
 import type { Projection, Sql } from '../../projections/types.ts';
+import { watchLoopTurns } from './loop-turns.ts';
 
 /**
  * Prometheus metrics (`GET /metrics`, docs/operations.md). Figures counted by this process (requests, latency,
@@ -11,6 +12,7 @@ import type { Projection, Sql } from '../../projections/types.ts';
 /** Upstream calls are made where no app is at hand: one histogram for the process. */
 const processRegistry = new client.Registry();
 client.collectDefaultMetrics({ register: processRegistry, prefix: 'gateway_' });
+watchLoopTurns(processRegistry);
 
 export const upstreamSeconds = new client.Histogram({
   name: 'gateway_upstream_duration_seconds',

@@ -8,7 +8,12 @@ import { largeShapes } from './large-shapes.ts';
 
 const SEED = Number(process.env.FAULTS_SEED ?? 20) + 1;
 const LOAD_MS = 20_000;
-const CANARY_P99_MS = 100;
+/**
+ * The defect this guards against: one request holding the gateway's event loop for seconds (a 500,000-key body took
+ * 2.9 s of CPU in one turn). Measured by the CPU the gateway used in a turn, which a busy machine does not inflate
+ * as it does wall-clock latency; the canaries' latencies are printed as figures, not judged.
+ */
+const LONGEST_TURN_CPU_S = 1;
 const KB = 1024;
 
 /** Bodies that once held the event loop for minutes: long runs without spaces, up to the body limit. */
@@ -28,6 +33,28 @@ function largeTexts(): { path: string; body: Buffer; label: string }[] {
     chat('ab'.repeat(1024 * KB)),
     chat('z'.repeat(9 * 1024 * KB)),
   ];
+}
+
+/** The gateway's long event-loop turns so far, from its metrics: how many, how many over the bound, the longest. */
+async function longTurns(gateway: FaultGateway): Promise<{ count: number; over: number; longest: number }> {
+  const { text } = await send(gateway.url, {
+    method: 'GET',
+    path: '/metrics',
+    headers: { authorization: `Bearer ${gateway.adminToken}` },
+  });
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+  const count = value(/^gateway_event_loop_long_turn_cpu_seconds_count (\S+)$/m);
+  const within = value(
+    new RegExp(
+      `^gateway_event_loop_long_turn_cpu_seconds_bucket\\{le="${LONGEST_TURN_CPU_S}"\\} (\\S+)$`,
+      'm',
+    ),
+  );
+  return {
+    count,
+    over: count - within,
+    longest: value(/^gateway_event_loop_longest_turn_cpu_seconds (\S+)$/m),
+  };
 }
 
 function canary(url: string, path: string, key: string): Promise<number[]> {
@@ -62,10 +89,8 @@ describe('the event loop under fuzzing and huge bodies', () => {
     await gateway?.stop();
   });
 
-  // A latency bound on a shared 2-core machine: one scheduler hiccup (another process, a major GC) can push one
-  // run's p99 past it, so a run is tried up to three times. A regression of the kind this guards against (a request
-  // holding the loop for seconds) fails every attempt.
-  it(`answers a canary within ${CANARY_P99_MS} ms at p99 meanwhile`, { retry: 2 }, async () => {
+  it(`holds the event loop for no turn of over ${LONGEST_TURN_CPU_S} s of CPU, answering canaries meanwhile`, async () => {
+    const turnsBefore = await longTurns(gateway);
     const stopAt = Date.now() + LOAD_MS;
     const fuzzed = generate(SEED, 20_000);
     const bodies = [
@@ -112,6 +137,7 @@ describe('the event loop under fuzzing and huge bodies', () => {
     const figures = (name: string, values: number[]) =>
       `${name}_n=${values.length} ${name}_p50_ms=${round(percentile(values, 50))} ` +
       `${name}_p99_ms=${round(percentile(values, 99))} ${name}_max_ms=${round(Math.max(...values))}`;
+    // Figures for the record (the benchmark judges latency): a busy machine moves them whatever the gateway does.
     console.log(
       `FAULTS event-loop seconds=${LOAD_MS / 1000} fuzzed=${fuzzCount} large_bodies=${large.length} ` +
         `${figures('balance', balance)} ${figures('health', health)}`,
@@ -120,11 +146,16 @@ describe('the event loop under fuzzing and huge bodies', () => {
       console.log(
         `FAULTS event-loop large ${label}: n=${e.n} statuses=${[...e.statuses].join('/')} worst_ms=${Math.round(e.worst)}`,
       );
+    const turnsAfter = await longTurns(gateway);
+    const overBound = turnsAfter.over - turnsBefore.over;
+    console.log(
+      `FAULTS event-loop long_turns=${turnsAfter.count - turnsBefore.count} ` +
+        `turns_over_${LONGEST_TURN_CPU_S}s_cpu=${overBound} longest_turn_cpu_s_since_start=${turnsAfter.longest}`,
+    );
+    expect(overBound).toBe(0);
     expect(large.length).toBeGreaterThan(0);
     // Every shape past a limit was refused as such (before the change, the hold answered 402 after seconds).
     expect(large.filter((r) => r.pastLimit).length).toBeGreaterThan(0);
     expect(new Set(large.filter((r) => r.pastLimit).map((r) => r.status))).toEqual(new Set([400]));
-    expect(percentile(balance, 99)).toBeLessThanOrEqual(CANARY_P99_MS);
-    expect(percentile(health, 99)).toBeLessThanOrEqual(CANARY_P99_MS);
   });
 });
