@@ -1,4 +1,5 @@
 import { dollarsPerMillion } from '../contracts/money.ts';
+import { localMediaModels } from './local-media.ts';
 import type { CatalogModel } from './types.ts';
 
 export interface ChatModel {
@@ -103,10 +104,11 @@ const localOtherModels: CatalogModel[] = [
 
 /**
  * The local models as catalog entries: always available, streamed word by word; a forced tool call and a JSON
- * response format are answered in shape (src/providers/local/shaped.ts).
+ * response format are answered in shape (src/providers/local/shaped.ts). The media test models are in
+ * local-media.ts.
  */
 export function localCatalogModels(): CatalogModel[] {
-  return [...localChatModels.map(localChatEntry), ...localOtherModels];
+  return [...localChatModels.map(localChatEntry), ...localOtherModels, ...localMediaModels];
 }
 
 function localChatEntry(m: ChatModel): CatalogModel {

@@ -78,6 +78,8 @@ export interface SpeechCall extends ModalityCall {
 export interface SpeechAdapter {
   /** The formats the provider can produce. */
   formats: readonly SpeechFormat[];
+  /** Served when the request names none; OpenAI's `mp3` when absent. */
+  defaultFormat?: SpeechFormat;
   /** The `speed` the provider accepts, inclusive. */
   speed: { min: number; max: number };
   /** Whether the provider takes style `instructions` (OpenAI's gpt-4o-mini-tts does). */

@@ -1,8 +1,12 @@
 """The gateway through the official Python SDKs, as a Python user calls it: typed methods where the SDK has them,
 its raw request helpers (client.get/post/delete) for the gateway's own routes."""
 
+import base64
 import io
 import json
+import struct
+import wave
+import zlib
 
 import anthropic
 import openai
@@ -105,9 +109,11 @@ def test_streams_and_compressed_answers(client: openai.OpenAI):
         if chunk.choices
     )
     assert text == "one two three"
-    models = client.models.with_raw_response.list()
+    # The whole catalog (the list's default is what this gateway serves now): over a megabyte, sent compressed.
+    models = client.models.with_raw_response.list(extra_query={"all": "true"})
     assert models.headers["content-encoding"] == "gzip"
     assert len(models.parse().data) > 100
+    assert all(model.available for model in client.models.list().data)
 
 
 def test_keyless_embeddings_and_moderation(client: openai.OpenAI):
@@ -115,6 +121,24 @@ def test_keyless_embeddings_and_moderation(client: openai.OpenAI):
     assert vectors[0].embedding == vectors[1].embedding
     flagged = client.moderations.create(model="local/moderation", input="I will kill you").results[0]
     assert flagged.flagged is True
+
+
+def test_keyless_images_speech_and_transcription(client: openai.OpenAI):
+    png = base64.b64decode(
+        client.images.generate(model="local/image", prompt="a lighthouse", response_format="b64_json").data[0].b64_json
+    )
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    assert (width, height) == (256, 256)
+    assert zlib.crc32(png[12:29]) == struct.unpack(">I", png[29:33])[0]
+
+    text = "Hello from Python, gateway!"
+    audio = client.audio.speech.create(model="local/speech", voice="alloy", input=text).content
+    with wave.open(io.BytesIO(audio)) as played:
+        assert (played.getframerate(), played.getnchannels(), played.getsampwidth()) == (24000, 1, 2)
+        assert played.getnframes() > 24000 // 2
+    transcript = client.audio.transcriptions.create(model="local/transcribe", file=("speech.wav", audio))
+    assert transcript.text == text
 
 
 def test_anthropic_messages_and_errors(claude: anthropic.Anthropic):

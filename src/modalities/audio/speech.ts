@@ -35,7 +35,7 @@ export async function createSpeech(
 ): Promise<Served<SpeechAudio>> {
   const target = resolveModalityModel(deps, speechEndpoint, body.model);
   const { adapter, model } = target;
-  const format = body.response_format ?? 'mp3';
+  const format = body.response_format ?? adapter.defaultFormat ?? 'mp3';
   if (!adapter.formats.includes(format)) {
     throw new RequestRefused(
       'invalid',

@@ -37,6 +37,8 @@ const DALL_E_2: ImageRules = {
 
 const RULES: Readonly<Record<string, ImageRules>> = {
   'openai/dall-e-2': DALL_E_2,
+  // The built-in test model takes DALL·E 2's options, and draws the smallest size unless asked: it is for trying.
+  'local/image': { ...DALL_E_2, defaultSize: '256x256' },
   'openai/dall-e-3': {
     ...DALL_E_2,
     sizes: ['1024x1024', '1792x1024', '1024x1792'],
