@@ -1,10 +1,9 @@
 import type { Spending } from '../billing/spending.ts';
 import { eachRate, mapTokenRates } from '../catalog/tiers.ts';
 import type { CatalogModel } from '../catalog/types.ts';
-import { affordableOutputTokens, chatCharge, heldUsage } from '../chat/pricing.ts';
+import { holdOutput, type OutputHold } from '../chat/output-hold.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { checkRequest, choicesOf, countInputTokens, countPredictedTokens } from '../chat/service.ts';
-import { reserve } from '../pipeline/ledger.ts';
 import type { CallContext } from '../pipeline/types.ts';
 
 /**
@@ -27,36 +26,27 @@ export function atBatchRates(model: CatalogModel): CatalogModel {
 }
 
 /**
- * Holds a line's worst case at the batch rates, as a chat request is held (chat/service.ts `prepareChat`): the
- * input, and the output limit for every choice; without a limit from the client, as much as the caps allow up to
- * the model's own. Refusals (a limit the model does not have, no room under a cap) are thrown as they would be.
+ * Holds a line's worst case at the batch rates, as a chat request is held (chat/output-hold.ts): the input, and the
+ * output limit (the line's, else the model's) for every choice. A line has no header to opt in to a lowered limit,
+ * so one whose limit its caps cannot cover is refused as a request would be (402, with what it could afford).
+ * Refusals (a limit the model does not have, no room under a cap) are thrown as they would be.
  */
 export async function holdLine(
   spending: Spending,
   context: Pick<CallContext, 'auth' | 'requestId' | 'tag'>,
   standard: CatalogModel,
   body: ChatCompletionRequest,
-): Promise<{ hold: Awaited<ReturnType<typeof reserve>>; outputLimit: number }> {
+): Promise<OutputHold> {
   const model = atBatchRates(standard);
   const inputTokens = await countInputTokens(body);
   const predicted = await countPredictedTokens(body);
-  const limit = checkRequest(model, body, inputTokens);
-  const requested = body.max_completion_tokens ?? body.max_tokens;
-  const choices = choicesOf(body);
-  const priced = (output: number) =>
-    chatCharge(model, heldUsage(inputTokens, output, choices, predicted), 'batch_api').chargedNanos;
-  const worst = priced(requested ?? limit);
-  const least = requested === undefined ? priced(1) : worst;
-  const hold = await reserve(spending, context, {
-    minNanos: least,
-    maxNanos: worst,
+  return holdOutput(spending, context, {
+    heldAt: model,
+    discount: 'batch_api',
+    inputTokens,
+    predicted,
+    choices: choicesOf(body),
+    limit: checkRequest(model, body, inputTokens),
     ttlMs: UPSTREAM_LINE_HOLD_TTL_MS,
   });
-  const outputLimit =
-    requested ??
-    Math.max(
-      1,
-      affordableOutputTokens(model, inputTokens, limit, hold.grantedNanos, 'batch_api', choices, predicted),
-    );
-  return { hold, outputLimit };
 }

@@ -56,6 +56,20 @@ export interface Hold {
   accounted?: () => void;
 }
 
+/**
+ * A hold refused for want of room under a cap, with the room the tightest scope had left: a caller that sized the
+ * hold (chat's output limit) can say what would have fitted.
+ */
+export class HoldRefused extends RequestRefused {
+  constructor(
+    override readonly kind: 'insufficient_balance' | 'budget_exceeded',
+    message: string,
+    readonly availableNanos: bigint,
+  ) {
+    super(kind, message);
+  }
+}
+
 export interface SettleInput {
   actualNanos: bigint;
   model: string;
@@ -379,25 +393,29 @@ function chargeDetail(input: Omit<SettleInput, 'actualNanos' | 'loggedNanos'>): 
 const dollars = (nanos: bigint) =>
   `$${(nanosToCents(nanos) / 100).toFixed(nanos % 10_000_000n === 0n ? 2 : 6)}`;
 
-function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): RequestRefused {
+function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): HoldRefused {
+  const availableNanos = tightest.remainingNanos > 0n ? tightest.remainingNanos : 0n;
   const need = `this request needs up to ${dollars(neededNanos > 0n ? neededNanos : 1n)}`;
   const heldNanos = tightest.capNanos - tightest.spentNanos - tightest.remainingNanos;
   const held = heldNanos > 0n ? ` (and ${dollars(heldNanos)} held by requests in progress)` : '';
   switch (tightest.scope) {
     case 'account':
-      return new RequestRefused(
+      return new HoldRefused(
         'insufficient_balance',
-        `Insufficient balance: ${dollars(tightest.remainingNanos > 0n ? tightest.remainingNanos : 0n)} available, ${need}. Top up to continue.`,
+        `Insufficient balance: ${dollars(availableNanos)} available, ${need}. Top up to continue.`,
+        availableNanos,
       );
     case 'sub_account':
-      return new RequestRefused(
+      return new HoldRefused(
         'budget_exceeded',
         `Spend cap of sub-account ${limits.subAccount?.id} reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
+        availableNanos,
       );
     case 'tag':
-      return new RequestRefused(
+      return new HoldRefused(
         'budget_exceeded',
         `Monthly budget of tag '${limits.tag?.name}' reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
+        availableNanos,
       );
     default: {
       const _exhaustive: never = tightest.scope;

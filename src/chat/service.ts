@@ -4,11 +4,11 @@ import type { CatalogModel } from '../catalog/types.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { Discount } from '../contracts/money.ts';
-import { reserve } from '../pipeline/ledger.ts';
 import type { Bill, CallContext } from '../pipeline/types.ts';
 import { countChatInputTokensAsync, countTextTokensAsync } from '../tokens/count.ts';
+import { holdOutput } from './output-hold.ts';
 import { refuseUnpricedFields } from './priced-fields.ts';
-import { affordableOutputTokens, chatCharge, heldUsage, tokensOnly } from './pricing.ts';
+import { chatCharge, tokensOnly } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
 
 /** The output limit sent for a request that names none, when the model's own limit is unknown. */
@@ -19,7 +19,7 @@ const SAMPLING_FIELDS = ['temperature', 'top_p'] as const;
 export interface PreparedChat {
   model: CatalogModel;
   inputTokens: number;
-  /** The output limit sent upstream: the client's, or as much as the hold affords. */
+  /** The output limit sent upstream: the client's or the model's, or, when the client opted in, what the caps afford. */
   outputLimit: number;
   hold: Hold;
   /** `batch` for a line of a batch: held and charged at the batch price. */
@@ -68,7 +68,7 @@ export function checkRequest(model: CatalogModel, body: ChatCompletionRequest, i
     const field = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
     throw new RequestRefused('invalid', `'${field}': at most ${ceiling} for ${model.id} with this input`);
   }
-  // Without a limit from the client, the hold (and the limit sent upstream) stops at a sane default.
+  // Without a limit from the client, the hold (and the limit sent upstream) is the model's own, or a sane default.
   const limit = requested ?? Math.min(model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT, room);
   return limit;
 }
@@ -133,14 +133,14 @@ async function countUncached(body: ChatCompletionRequest, predicted: Promise<num
 
 /**
  * Reserves the worst case before anything is dispatched: input tokens at the input price plus the output limit
- * at the output price, at the rates of the tier the input count falls in. With no limit from the client, the hold
- * is as large as every cap allows up to the model's own output limit, and that is the limit sent upstream, so a
- * request is never refused only for lacking one. `heldAt` prices the hold when the request may cost more per
- * input token than the model's input rate (cache writes: `inputAtCacheWriteRate`); the charge is `model`'s.
+ * (the client's, else the model's own) at the output price, at the rates of the tier the input count falls in. A
+ * limit the caps cannot cover is refused with 402, unless the client opted in to having it lowered
+ * (`x-gw-fit-output`, chat/output-hold.ts). `heldAt` prices the hold when the request may cost more per input
+ * token than the model's input rate (cache writes: `inputAtCacheWriteRate`); the charge is `model`'s.
  */
 export async function prepareChat(
   spending: Spending,
-  context: Pick<CallContext, 'auth' | 'requestId' | 'tag'>,
+  context: Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log' | 'fitOutput'>,
   model: CatalogModel,
   body: ChatCompletionRequest,
   discount: Discount = 'none',
@@ -149,20 +149,15 @@ export async function prepareChat(
   const inputTokens = await countInputTokens(body);
   const predicted = await countPredictedTokens(body);
   const limit = checkRequest(model, body, inputTokens);
-  const requested = body.max_completion_tokens ?? body.max_tokens;
   // The output limit binds each choice; the input is billed once.
-  const choices = choicesOf(body);
-  const priced = (output: number) =>
-    chatCharge(heldAt, heldUsage(inputTokens, output, choices, predicted), discount).chargedNanos;
-  const worst = priced(requested ?? limit);
-  const least = requested === undefined ? priced(1) : worst;
-  const hold = await reserve(spending, context, { minNanos: least, maxNanos: worst });
-  const outputLimit =
-    requested ??
-    Math.max(
-      1,
-      affordableOutputTokens(heldAt, inputTokens, limit, hold.grantedNanos, discount, choices, predicted),
-    );
+  const { hold, outputLimit } = await holdOutput(spending, context, {
+    heldAt,
+    discount,
+    inputTokens,
+    predicted,
+    choices: choicesOf(body),
+    limit,
+  });
   return { model, inputTokens, outputLimit, hold, discount };
 }
 

@@ -16,6 +16,7 @@ export function callContext(request: FastifyRequest, reply: FastifyReply, live: 
   if (!isValidTag(tagHeader)) {
     throw new RequestRefused('invalid', "'x-gw-tag': 1 to 128 printable characters");
   }
+  const fitOutput = fitOutputHeader(request.headers['x-gw-fit-output']);
   const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
   const gone = new AbortController();
   reply.raw.on('close', () => {
@@ -33,11 +34,21 @@ export function callContext(request: FastifyRequest, reply: FastifyReply, live: 
     tag,
     signal: gone.signal,
     ...(log && { log }),
+    ...(fitOutput && { fitOutput }),
     ...(request.headers['x-routing'] !== undefined && { routing: request.headers['x-routing'] }),
     onRouted: (headers) => {
       reply.headers(headers);
     },
   };
+}
+
+/** `x-gw-fit-output`: `true` or `false` in any case; absent is `false`. Anything else is refused, not guessed at. */
+function fitOutputHeader(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  const value = (Array.isArray(header) ? header[0] : header)?.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new RequestRefused('invalid', "'x-gw-fit-output': true or false");
 }
 
 /** The served call's headers on a plain (not streamed) answer. */

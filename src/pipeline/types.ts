@@ -27,6 +27,11 @@ export interface CallContext {
   signal: AbortSignal;
   /** The request log's record of this request; settled with the hold that served it. */
   log?: RequestLog;
+  /**
+   * The client's `x-gw-fit-output: true`: an output limit (its own or the model's) that its caps cannot cover is
+   * lowered to what they can, instead of being refused with 402.
+   */
+  fitOutput?: boolean;
   /** The client's `x-routing` header, read by the automatic router. */
   routing?: string | string[];
   /** Told the routing headers once the router has chosen, so the answer (or an error after it) carries them. */

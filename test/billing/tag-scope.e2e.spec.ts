@@ -69,7 +69,13 @@ describe('a sub-account and the tags it sends', () => {
     }
     expect(served).toBe(20);
     // The account's own campaign still has its whole cent.
-    const own = await chat(gateway.url, main, say('the campaign itself'), { 'x-gw-tag': 'parent-campaign' });
+    // With a limit: the whole of local/echo's own (16,384 tokens) would cost more than the cent.
+    const own = await chat(
+      gateway.url,
+      main,
+      { max_tokens: 100, ...say('the campaign itself') },
+      { 'x-gw-tag': 'parent-campaign' },
+    );
     expect(own.status).toBe(200);
     const accountView = await usageByTag(main, 'borrower-customer', 'parent-campaign');
     const campaign = accountView.find((row) => row.tag === 'parent-campaign');

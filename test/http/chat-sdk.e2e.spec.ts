@@ -31,7 +31,8 @@ describe('chat completions through the official openai SDK', () => {
     expect(data.usage?.completion_tokens).toBeGreaterThan(0);
     expect(response.headers.get('x-model')).toBe('local/echo');
     expect(response.headers.get('x-provider')).toBe('local');
-    expect(response.headers.get('x-cache-status')).toBe('miss');
+    // No temperature: the provider samples, so the cache neither looks it up nor stores it (docs/cache.md).
+    expect(response.headers.get('x-cache-status')).toBe('skip');
     expect(Number(response.headers.get('x-latency-ms'))).toBeGreaterThanOrEqual(0);
     const cost = Number(response.headers.get('x-cost-cents'));
     expect(cost).toBeGreaterThan(0);
@@ -71,15 +72,25 @@ describe('chat completions through the official openai SDK', () => {
     expect(data.usage?.completion_tokens).toBe(2);
   });
 
-  it('serves a request without max_tokens even when the balance cannot cover the model’s whole output limit', async () => {
+  it('refuses a request without max_tokens that the balance cannot cover, saying what it can afford', async () => {
     const account = await json(await gateway.admin('/accounts', { name: 'poor' }));
     await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 1, reference: 'p' });
     const poor = new OpenAI({ apiKey: account.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
-    // 8,192 output tokens on local/echo-pro would need about 13 cents; the account has 1.
-    const data = await poor.chat.completions.create({
-      model: 'local/echo-pro',
-      messages: [{ role: 'user', content: 'short' }],
+    const body = { model: 'local/echo-pro', messages: [{ role: 'user' as const, content: 'short' }] };
+    // 8 input and 8,192 output tokens on local/echo-pro: 24,000 + 122,880,000, fee 6,145,200 = $0.1290492. The
+    // cent pays for 633 output tokens (24,000 + 9,495,000 + fee 475,950 = 9,994,950); 634 would cost 10,010,700.
+    await expect(poor.chat.completions.create(body)).rejects.toMatchObject({
+      status: 402,
+      error: {
+        type: 'insufficient_balance',
+        message:
+          'Insufficient balance: $0.01 available, this request needs up to $0.129049. Top up to continue. ' +
+          'You requested up to 8192 output tokens, but can only afford 633: ask for 633 or fewer, or send the ' +
+          'header x-gw-fit-output: true to have the output limit lowered to what is affordable.',
+      },
     });
+    // Asked for, the limit is lowered to what the balance pays for; this answer fits in it.
+    const data = await poor.chat.completions.create(body, { headers: { 'x-gw-fit-output': 'true' } });
     expect(data.choices[0]?.message.content).toBe('short');
   });
 
