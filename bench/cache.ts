@@ -143,13 +143,14 @@ export async function cacheStep(
       max_tokens: 16,
       cache,
     });
-  const hitBody = body(`cached ${run}`, 'auto');
+  // `force`: without a temperature `auto` neither looks up nor stores (the provider samples).
+  const hitBody = body(`cached ${run}`, 'force');
   // The entry the hits read: stored by one request first.
   await kind(endpoint, ledger, 1, 0.05, () => hitBody);
   const result: CacheStep = { seconds, skip: [], miss: [], hit: [] };
   for (const n of connections) {
     result.skip.push(await kind(endpoint, ledger, n, seconds, () => body('hello', 'skip')));
-    result.miss.push(await kind(endpoint, ledger, n, seconds, (i) => body(`new ${run} ${n} ${i}`, 'auto')));
+    result.miss.push(await kind(endpoint, ledger, n, seconds, (i) => body(`new ${run} ${n} ${i}`, 'force')));
     result.hit.push(await kind(endpoint, ledger, n, seconds, () => hitBody));
   }
   return result;

@@ -61,6 +61,8 @@ export const AccountSettingsChanged = z.object({
     .optional(),
   /** Whether the MCP server offers this account's keys its write tools (off until the operator turns them on). */
   mcpWriteTools: z.boolean().optional(),
+  /** The response cache's mode for the account's requests that name none (`auto` until set; docs/cache.md). */
+  cacheDefault: z.enum(['auto', 'force', 'semantic', 'skip']).optional(),
 });
 
 /** A monthly (UTC calendar month) spending cap for a cost tag. */

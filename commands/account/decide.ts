@@ -32,6 +32,7 @@ export type AccountCommand =
       requestRetentionDays?: number | null;
       routing?: { allowed: string[] | null; excluded: string[] } | null;
       mcpWriteTools?: boolean;
+      cacheDefault?: 'auto' | 'force' | 'semantic' | 'skip';
     }
   | { type: 'SetTagBudget'; tag: string; capNanos: bigint }
   | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number }
@@ -156,6 +157,7 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
           : { requestRetentionDays: command.requestRetentionDays }),
         ...(command.routing === undefined ? {} : { routing: command.routing }),
         ...(command.mcpWriteTools === undefined ? {} : { mcpWriteTools: command.mcpWriteTools }),
+        ...(command.cacheDefault === undefined ? {} : { cacheDefault: command.cacheDefault }),
       };
       return Object.keys(data).length > 1 ? [{ type: 'AccountSettingsChanged', data }] : [];
     }

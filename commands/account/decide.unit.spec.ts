@@ -139,6 +139,9 @@ describe('account decider', () => {
     expect(given(opened).when({ type: 'ChangeSettings', rateLimitRpm: 1200 })()).toEqual([
       { type: 'AccountSettingsChanged', data: { accountId: 'acct_1', rateLimitRpm: 1200 } },
     ]);
+    expect(given(opened).when({ type: 'ChangeSettings', cacheDefault: 'force' })()).toEqual([
+      { type: 'AccountSettingsChanged', data: { accountId: 'acct_1', cacheDefault: 'force' } },
+    ]);
     expect(given(opened).when({ type: 'ChangeSettings' })()).toEqual([]);
     expect(given(opened).when({ type: 'ChangeSettings', rateLimitRpm: 0 })).toThrow(/rate_limit_rpm/);
     expect(given(opened).when({ type: 'ChangeSettings', balanceLowThresholdNanos: -1n })).toThrow(

@@ -40,6 +40,8 @@ export interface LiveAccount {
   routing: { allowed: string[] | null; excluded: string[] } | null;
   /** Whether the MCP server lists its write tools for this account's keys. */
   mcpWriteTools: boolean;
+  /** The response cache's mode for requests that name none (docs/cache.md). */
+  cacheDefault: 'auto' | 'force' | 'semantic' | 'skip';
 }
 
 export interface LiveSubAccount {
@@ -216,6 +218,7 @@ export class LiveAccounts {
           requestRetentionDays: null,
           routing: null,
           mcpWriteTools: false,
+          cacheDefault: 'auto',
         });
         return;
       case 'ApiKeyIssued':
@@ -248,6 +251,7 @@ export class LiveAccounts {
           account.requestRetentionDays = event.data.requestRetentionDays;
         }
         if (event.data.mcpWriteTools !== undefined) account.mcpWriteTools = event.data.mcpWriteTools;
+        if (event.data.cacheDefault !== undefined) account.cacheDefault = event.data.cacheDefault;
         return;
       }
       case 'TagBudgetSet':

@@ -115,6 +115,7 @@ export class AccountService {
       requestRetentionDays?: number | null;
       routing?: { allowed: string[] | null; excluded: string[] } | null;
       mcpWriteTools?: boolean;
+      cacheDefault?: 'auto' | 'force' | 'semantic' | 'skip';
     },
     correlationId?: string,
   ): Promise<void> {
@@ -131,6 +132,7 @@ export class AccountService {
         requestRetentionDays: settings.requestRetentionDays,
         routing: settings.routing,
         mcpWriteTools: settings.mcpWriteTools,
+        cacheDefault: settings.cacheDefault,
       },
       { now: this.clock(), correlationId },
     );

@@ -7,13 +7,15 @@ import type { Charge } from '../contracts/money.ts';
 import type { CacheEmbedder } from './embedder.ts';
 import type { CachedAnswer, CacheEntry, CacheStore } from './entry.ts';
 import { canonicalJson, exactKey, scopeOf, sha256 } from './key.ts';
-import { type CachePolicy, MODE_DESCRIPTIONS } from './mode.ts';
+import { type CacheMode, type CachePolicy, MODE_DESCRIPTIONS } from './mode.ts';
 import { ScopeIndex, signatureOf } from './vector-index.ts';
 
 export interface CacheSettings {
   ttlMs: number;
   /** The similarity a semantic hit needs at least (a request may raise it, never lower it). */
   threshold: number;
+  /** The account's `cache_default`: the mode of its requests that name none (live state; `auto` when unset). */
+  accountDefault?: (accountId: string) => CacheMode | undefined;
 }
 
 /** A semantic lookup's question: the group of requests it may be answered from, and the user message. */
@@ -27,7 +29,10 @@ export interface CacheAsk {
   policy: CachePolicy;
   /** The exact key's parts (keyParts): the resolved model and everything that shapes the answer. */
   parts: Record<string, unknown>;
-  /** Present when the request may be answered semantically. */
+  /**
+   * Present for a single-turn request: what a semantic lookup compares, and what a stored entry is embedded as
+   * so that a later semantic lookup finds it whichever mode stored it.
+   */
   semantic?: SemanticQuestion;
   threshold: number;
 }
@@ -79,6 +84,16 @@ export class ResponseCache {
     this.sweeper.unref();
   }
 
+  /** The mode a request runs in: its own `cache` field, else its account's `cache_default`, else `auto`. */
+  modeFor(auth: KeyHolder, requested: CacheMode | undefined): CacheMode {
+    return requested ?? this.settings.accountDefault?.(auth.accountId) ?? 'auto';
+  }
+
+  /** Whether a lookup would embed this request's prompt: a semantic one, or one that stores with an embedder. */
+  embeds(policy: CachePolicy): boolean {
+    return policy.semantic || (policy.store && this.embedder !== undefined);
+  }
+
   async lookup(auth: KeyHolder, ask: CacheAsk, signal: AbortSignal): Promise<Probe> {
     const scope = scopeOf(auth);
     // Hashing the key is most of a skipped lookup's cost, and only a lookup or a store reads it.
@@ -98,19 +113,16 @@ export class ResponseCache {
       if (exact) return this.hitProbe(probe, { entry: exact, type: 'exact', similarity: null });
       probe.status = 'miss';
       probe.cacheStatus = 'gateway; fwd=uri-miss';
-      if (!ask.policy.semantic) return probe;
-      if (!this.embedder) {
-        probe.status = 'miss; semantic=unavailable';
-        return probe;
-      }
-      if (!ask.semantic) {
-        probe.status = 'miss; semantic=ineligible';
-        return probe;
-      }
+      if (ask.policy.semantic && !this.embedder) probe.status = 'miss; semantic=unavailable';
+      else if (ask.policy.semantic && !ask.semantic) probe.status = 'miss; semantic=ineligible';
+      // Every single-turn entry is embedded when stored, whichever mode stores it, so that a semantic lookup
+      // finds it; the vector is taken here, on the miss, so that its cost is on this request's record.
+      if (!this.embedder || !ask.semantic || !(ask.policy.semantic || ask.policy.store)) return probe;
       const embedded = await this.embedder.embed(ask.semantic.text, signal);
       probe.embeddingCostNanos = embedded.costNanos;
       const group = sha256(canonicalJson(ask.semantic.group));
       probe.semantic = { group, vector: embedded.vector };
+      if (!ask.policy.semantic) return probe;
       const index = await this.indexOf(scope, auth.accountId);
       for (const found of index.search(group, embedded.vector, ask.threshold).slice(0, 3)) {
         const entry = await this.store.get(scope, found.key);

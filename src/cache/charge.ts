@@ -17,6 +17,13 @@ export function noteProbe(log: RequestLog | undefined, probe: Probe): void {
   }
 }
 
+/** What a hit is charged: the original's recorded lines, priced again at the cache discount. */
+export function hitCharge(probe: Probe): Charge {
+  const entry = probe.hit?.entry;
+  if (!entry) throw new Error('pricing a cache hit without one');
+  return priceCharge(priceLines(entry.charge), 'cache');
+}
+
 /**
  * Bills a hit: half of what the original request was charged (its recorded lines, pass-through and fee, at the
  * cache discount), in one append through the ledger. Caps and budgets apply as to any request: a scope without
@@ -31,7 +38,7 @@ export async function chargeHit(
   const hit = probe.hit;
   if (!hit) throw new Error('charging a cache hit without one');
   const { entry } = hit;
-  const charge = priceCharge(priceLines(entry.charge), 'cache');
+  const charge = hitCharge(probe);
   const log = context.log;
   if (log) {
     noteProbe(log, probe);

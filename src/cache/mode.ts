@@ -5,16 +5,19 @@ export type CacheMode = (typeof CACHE_MODES)[number];
 
 /** What each mode does, as `/v1/capabilities` and docs/cache.md say it. */
 export const MODE_DESCRIPTIONS: Record<CacheMode, string> = {
-  auto: 'The default. Exact lookup and store, for deterministic requests only: temperature absent or 0, or a seed given. Other requests are neither looked up nor stored (X-Cache-Status: skip).',
+  auto: "The default. Exact lookup and store, only for requests that ask for a repeatable answer: temperature 0, or a seed given. Without a temperature a provider samples (OpenAI's default is 1), so such a request is neither looked up nor stored (X-Cache-Status: skip); send cache: force, or have the operator set the account's cache_default, to cache it anyway.",
   force: 'Exact lookup and store whatever the temperature.',
   semantic:
-    'Exact lookup first, then a semantic lookup for single-turn requests (one user message, an optional system prompt that must match exactly, no tools); stored for both, whatever the temperature.',
+    'Exact lookup first, then a semantic lookup for single-turn requests (one user message, an optional system prompt that must match exactly, no tools) among every stored single-turn entry of the same model and parameters, whichever mode stored it; stored for both, whatever the temperature.',
   skip: 'Neither lookup nor store.',
 };
 
-/** Whether the request's answer is repeatable enough for `auto` to serve it again. */
+/**
+ * Whether the request asks for a repeatable answer, which `auto` may serve again: temperature 0, or a seed. An
+ * absent temperature is the provider's default (1 at OpenAI and Anthropic), so two such calls are meant to differ.
+ */
 export function deterministic(body: { temperature?: unknown; seed?: unknown }): boolean {
-  return body.temperature === undefined || body.temperature === 0 || body.seed !== undefined;
+  return body.temperature === 0 || (body.seed !== undefined && body.seed !== null);
 }
 
 /** What the cache does for one request: look up (and how), and store. */

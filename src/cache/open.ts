@@ -4,6 +4,7 @@ import type { Catalog } from '../catalog/types.ts';
 import type { PipelineDeps } from '../pipeline/types.ts';
 import { ResponseCache } from './cache.ts';
 import { CacheEmbedder } from './embedder.ts';
+import type { CacheMode } from './mode.ts';
 import { PostgresCacheStore } from './postgres.ts';
 import { RedisCacheStore } from './redis.ts';
 
@@ -12,6 +13,8 @@ export interface CacheOptions {
   threshold: number;
   embeddingModel: string | undefined;
   redisUrl: string | undefined;
+  /** The account's `cache_default` setting, from the live state. */
+  accountDefault?: (accountId: string) => CacheMode | undefined;
 }
 
 /**
@@ -38,7 +41,7 @@ export async function openResponseCache(
     log(`GATEWAY_CACHE_EMBEDDING_MODEL: ${embedder}; the cache looks up exactly only`);
   return new ResponseCache(
     store,
-    { ttlMs: options.ttlMs, threshold: options.threshold },
+    { ttlMs: options.ttlMs, threshold: options.threshold, accountDefault: options.accountDefault },
     events,
     typeof embedder === 'string' ? undefined : embedder,
     quietly(log),

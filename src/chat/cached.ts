@@ -1,5 +1,5 @@
 import type { CacheAsk, Probe, ResponseCache } from '../cache/cache.ts';
-import { noteProbe } from '../cache/charge.ts';
+import { hitCharge, noteProbe } from '../cache/charge.ts';
 import type { CachedAnswer, CachedChoice } from '../cache/entry.ts';
 import { keyParts } from '../cache/key.ts';
 import { deterministic, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
@@ -7,21 +7,30 @@ import { semanticPrompt } from '../cache/semantic.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
 import { nanosToCents } from '../contracts/money.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
-import { parseStrategy } from '../routing/strategy.ts';
+import { routingRecord } from '../routing/record.ts';
+import { parseStrategy, routedModel } from '../routing/strategy.ts';
 import type { ChatDeps, ChatItem } from './complete.ts';
 import { resolveChatModel } from './models.ts';
+import { chatCharge } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
+import { type Routed, routeChat } from './routed.ts';
 import { completionId } from './service.ts';
 
 /**
  * What the chat endpoints (chat completions, and messages translated to them) ask of the response cache: the key
  * of the model the request resolves to and everything that shapes its answer. Undefined when the cache is off or
  * the model does not resolve (the pipeline then gives its own refusal).
+ *
+ * A routed request (`auto`, `auto/text`, no model) is routed first, when the cache may look it up or store it:
+ * the router is in memory, and the answer is the chosen model's, so the entry is keyed by that model and a hit
+ * carries the routing headers of its own decision. The decision is kept in `routed` for the pipeline, which then
+ * does not route again.
  */
 export async function lookupChat(
   deps: ChatDeps,
   context: CallContext,
   body: ChatCompletionRequest,
+  routed: Routed,
   thresholdHeader: string | string[] | undefined,
   /** A request in another format (Anthropic's), keyed as the client sent it: every field of it shapes the answer. */
   original?: { kind: string; body: Record<string, unknown> },
@@ -31,17 +40,19 @@ export async function lookupChat(
   const cache = deps.cache;
   if (!cache) return undefined;
   const threshold = thresholdOf(thresholdHeader, cache.settings.threshold);
-  const policy = policyOf(modeOf(body.cache), deterministic(body));
-  // A routed request's answer depends on the router's choice: its key names the request, not a model.
-  let model = 'auto';
-  if (body.model !== undefined && body.model !== 'auto' && body.model !== 'auto/text') {
+  const policy = policyOf(cache.modeFor(context.auth, modeOf(body.cache)), deterministic(body));
+  if (policy.exact || policy.store) routed.decision = await routeChat(deps.router, context, body);
+  // Without a decision a routed request is neither looked up nor stored (its key is never read); a request with
+  // no model but a `models` list is keyed by that list.
+  let model = routed.decision?.chosen.model.id ?? 'auto';
+  if (!routed.decision && body.model !== undefined && !routedModel(body.model)) {
     try {
       model = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, body.model).model.id;
     } catch {
       return undefined;
     }
   }
-  const translated = policy.semantic ? semanticPrompt('chat', model, body) : undefined;
+  const translated = cache.embeds(policy) ? semanticPrompt('chat', model, body) : undefined;
   const semantic =
     translated && original
       ? { ...translated, group: { ...translated.group, original: withoutQuestion(original.body) } }
@@ -64,9 +75,12 @@ export async function lookupChat(
   return probe;
 }
 
-/** An Anthropic request but its last user message (the question a semantic lookup compares). */
+/**
+ * An Anthropic request but its last user message (the question a semantic lookup compares) and the fields that do
+ * not shape the answer (`cache`, `stream`, …), so that entries stored in any mode, plain or streamed, share a group.
+ */
 function withoutQuestion(body: Record<string, unknown>): Record<string, unknown> {
-  const { messages, ...rest } = body;
+  const { messages, ...rest } = keyParts('messages', '', body).body as Record<string, unknown>;
   return { ...rest, earlier: Array.isArray(messages) ? messages.slice(0, -1) : messages };
 }
 
@@ -83,6 +97,20 @@ function chatAnswer(probe: ChatHit) {
 
 /** The figures the original answer was billed on. */
 export const hitUsage = (probe: ChatHit): ReportedUsage => chatAnswer(probe).usage;
+
+/**
+ * A routed hit's saving, written with its decision to the request log before the hit is charged (the charge
+ * records the request): the hit's usage priced at the baseline's rates, at the cache discount as the hit is, less
+ * what the hit is charged. Undefined when the request was not routed.
+ */
+export function routedHitSaving(routed: Routed, context: CallContext, probe: ChatHit): bigint | undefined {
+  const decision = routed.decision;
+  if (!decision) return undefined;
+  const baseline = chatCharge(decision.baseline, hitUsage(probe), 'cache').chargedNanos;
+  routed.savedNanos = baseline - hitCharge(probe).chargedNanos;
+  if (context.log) context.log.routing = routingRecord(decision, routed.savedNanos);
+  return routed.savedNanos;
+}
 
 /** Usage in the chat-completions format, from the figures the original was billed on. */
 export function usageObject(usage: ReportedUsage) {
@@ -197,15 +225,20 @@ export function storableChoices(
   return out;
 }
 
-/** Keeps a served chat answer when it may be served again. */
+/**
+ * Keeps a served chat answer when it may be served again. A routed request's entry is keyed by the model the
+ * router chose, which a request naming that model shares: an answer a fallback served is not kept under it.
+ */
 export async function saveChat(
   cache: ResponseCache | undefined,
   probe: Probe | undefined,
   requestId: string,
   outcome: Outcome,
   choices: CachedChoice[] | undefined,
+  routed?: Routed,
 ): Promise<void> {
   if (!cache || !probe || !choices || !outcome.usage) return;
+  if (routed?.decision && routed.decision.chosen.model.id !== outcome.model.id) return;
   const answer: CachedAnswer = { kind: 'chat', choices, usage: outcome.usage };
   await cache.save(probe, {
     model: outcome.model.id,

@@ -60,7 +60,8 @@ export function chatPlan<T>(
 ): Plan<ChatTarget, PreparedChat, T> {
   return {
     resolve: async () => {
-      routed.decision = await routeChat(deps.router, context, body);
+      // The cache may have routed the request already (it keys a routed answer by the chosen model).
+      routed.decision ??= await routeChat(deps.router, context, body);
       if (!routed.decision) return candidates(deps, body);
       return routed.decision.order.map((model) =>
         resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, model.id),
@@ -95,8 +96,9 @@ export async function completeChat(
   context: CallContext,
   body: ChatCompletionRequest,
   discount: Discount = 'none',
+  /** The routing decision when the cache already made it (chat/cached.ts), else filled in here. */
+  routed: Routed = {},
 ): Promise<ChatOutcome & { completion: ChatCompletion }> {
-  const routed: Routed = {};
   const { result, outcome } = await meteredCall(deps, {
     ...chatPlan(
       deps,
@@ -153,8 +155,9 @@ export async function streamChat(
   deps: ChatDeps,
   context: CallContext,
   body: ChatCompletionRequest,
+  /** The routing decision when the cache already made it (chat/cached.ts), else filled in here. */
+  routed: Routed = {},
 ): Promise<MeteredStream<ChatItem, PreparedChat>> {
-  const routed: Routed = {};
   const served = await serve(
     deps,
     chatPlan(

@@ -47,7 +47,11 @@ export async function routeAsk(
     (Array.isArray(body.tools) && body.tools.length > 0) ||
     Array.isArray((body as { functions?: unknown }).functions);
   const outputLimit = body.max_completion_tokens ?? body.max_tokens;
-  const conversation = conversationKey(accountId, body.messages);
+  const conversation = conversationKey(accountId, body.messages, {
+    requested,
+    strategy,
+    ...(body.baseline_model !== undefined && { baselineModel: body.baseline_model }),
+  });
   return {
     accountId,
     requested,

@@ -11,6 +11,7 @@ import {
 import { runAudit } from '../audit/audit.ts';
 import { balanceAt } from '../audit/balance-at.ts';
 import { exportChargesCsv } from '../audit/export-charges.ts';
+import { CACHE_MODES, type CacheMode } from '../cache/mode.ts';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { openBlobStore } from '../files/open-blob-store.ts';
 import { describeError } from '../http/errors.ts';
@@ -31,10 +32,11 @@ const USAGE = `Usage: npm run -s gateway -- <command> [--init]     (or: npx mode
   accounts create --name NAME                        open an account; prints {"account_id", "key", "key_id"}
   accounts update --account ID [--rate-limit-rpm N] [--balance-low-cents N]
                   [--request-bodies keep|drop|default] [--request-retention-days N|default]
-                  [--mcp-write-tools on|off]
+                  [--mcp-write-tools on|off] [--cache-default auto|force|semantic|skip]
                                                      the account's requests per minute, where balance.low fires,
-                                                     whether (and how long) its request bodies are kept, and whether
-                                                     its keys get the MCP server's write tools (docs/mcp.md)
+                                                     whether (and how long) its request bodies are kept, whether
+                                                     its keys get the MCP server's write tools (docs/mcp.md), and
+                                                     the cache mode of its requests that name none (docs/cache.md)
   accounts routing --account ID [--allow P,P] [--exclude P,P]
                                                      the models the automatic router may choose for the account
                                                      (\`*\` wildcards); neither flag lifts the restriction
@@ -102,6 +104,15 @@ function requestBodiesFlag(flags: Flags): 'keep' | 'drop' | null | undefined {
   return raw;
 }
 
+/** `--cache-default auto|force|semantic|skip`. */
+function cacheDefaultFlag(flags: Flags): CacheMode | undefined {
+  const raw = flags['cache-default'];
+  if (raw === undefined) return undefined;
+  if (!(CACHE_MODES as readonly string[]).includes(raw))
+    throw new UsageError(`--cache-default must be ${CACHE_MODES.join(', ')}`);
+  return raw as CacheMode;
+}
+
 /** `--mcp-write-tools on|off`. */
 function mcpWriteToolsFlag(flags: Flags): boolean | undefined {
   const raw = flags['mcp-write-tools'];
@@ -139,6 +150,7 @@ async function run(argv: string[]): Promise<unknown> {
       allow: { type: 'string' },
       exclude: { type: 'string' },
       'mcp-write-tools': { type: 'string' },
+      'cache-default': { type: 'string' },
       url: { type: 'string' },
       init: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -262,9 +274,10 @@ async function accountCommand(
           ? null
           : optionalInteger(flags, 'request-retention-days', 1);
       const writeTools = mcpWriteToolsFlag(flags);
-      if ([rpm, low, bodies, days, writeTools].every((value) => value === undefined))
+      const cacheDefault = cacheDefaultFlag(flags);
+      if ([rpm, low, bodies, days, writeTools, cacheDefault].every((value) => value === undefined))
         throw new UsageError(
-          'give --rate-limit-rpm, --balance-low-cents, --request-bodies, --request-retention-days or --mcp-write-tools',
+          'give --rate-limit-rpm, --balance-low-cents, --request-bodies, --request-retention-days, --mcp-write-tools or --cache-default',
         );
       const body = {
         rate_limit_rpm: rpm,
@@ -272,6 +285,7 @@ async function accountCommand(
         request_bodies: bodies,
         request_retention_days: days,
         mcp_write_tools: writeTools,
+        cache_default: cacheDefault,
       };
       return {
         path: `/accounts/${encodeURIComponent(account)}/settings`,
@@ -283,6 +297,7 @@ async function accountCommand(
             requestBodies: bodies,
             requestRetentionDays: days,
             mcpWriteTools: writeTools,
+            cacheDefault,
           });
           return { account_id: account, ...body };
         },

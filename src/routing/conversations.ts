@@ -12,19 +12,33 @@ interface MessageLike {
 
 const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content ?? null));
 
+/** What a routing decision was asked: a turn that asks another question of the router is decided afresh. */
+export interface DecisionAsked {
+  requested: string;
+  strategy: string;
+  baselineModel?: string;
+}
+
 /**
  * A conversation is known by its account, its system prompt and its first user message: every turn of it repeats
- * them, and a provider's prompt cache holds exactly that prefix.
+ * them, and a provider's prompt cache holds exactly that prefix. The routing question (the alias, the strategy
+ * and the baseline) is part of it: a turn sent with `x-routing: quality` after a `cost` one, or with another
+ * `baseline_model`, asks for another decision and must not inherit the earlier one's model.
  */
-export function conversationKey(accountId: string, messages: readonly MessageLike[]): string | undefined {
+export function conversationKey(
+  accountId: string,
+  messages: readonly MessageLike[],
+  asked: DecisionAsked,
+): string | undefined {
   const firstUser = messages.find((m) => m.role === 'user');
   if (!firstUser) return undefined;
   const system = messages
     .filter((m) => m.role === 'system' || m.role === 'developer')
     .map((m) => text(m.content))
     .join('\n');
+  const question = JSON.stringify([asked.requested, asked.strategy, asked.baselineModel ?? null]);
   return createHash('sha256')
-    .update(`${accountId}\u0000${system}\u0000${text(firstUser.content)}`)
+    .update(`${accountId}\u0000${question}\u0000${system}\u0000${text(firstUser.content)}`)
     .digest('base64url');
 }
 

@@ -55,7 +55,11 @@ afterAll(async () => {
 describe('the exact cache of chat completions', () => {
   it('serves a repeated request from the cache at half the charge, and the usage report shows both', async () => {
     const tag = fresh('repeat');
-    const body = { model: MODEL, messages: [{ role: 'user' as const, content: fresh('What is a cache?') }] };
+    const body = {
+      model: MODEL,
+      temperature: 0,
+      messages: [{ role: 'user' as const, content: fresh('What is a cache?') }],
+    };
     const first = await client.chat.completions.create(body, { headers: { 'x-gw-tag': tag } }).withResponse();
     expect(first.response.headers.get('x-cache-status')).toBe('miss');
     expect(first.response.headers.get('cache-status')).toBe('gateway; fwd=uri-miss');
@@ -80,7 +84,7 @@ describe('the exact cache of chat completions', () => {
   });
 
   it('records the hit in the request log: its type, the entry, the source request and the saving', async () => {
-    const body = { model: MODEL, messages: [{ role: 'user' as const, content: fresh('Log me') }] };
+    const body = { model: MODEL, seed: 1, messages: [{ role: 'user' as const, content: fresh('Log me') }] };
     const first = await client.chat.completions.create(body).withResponse();
     const second = await client.chat.completions.create(body).withResponse();
     const id = second.response.headers.get('x-request-id') as string;
@@ -111,12 +115,14 @@ describe('the exact cache of chat completions', () => {
     const content = fresh('Tell me about streams and rivers and the sea');
     const plain = await client.chat.completions.create({
       model: MODEL,
+      temperature: 0,
       messages: [{ role: 'user', content }],
     });
     const before = upstreamCalls();
     const { data: stream, response } = await client.chat.completions
       .create({
         model: MODEL,
+        temperature: 0,
         messages: [{ role: 'user', content }],
         stream: true,
         stream_options: { include_usage: true },
@@ -145,13 +151,14 @@ describe('the exact cache of chat completions', () => {
     const content = fresh('A streamed question');
     const stream = await client.chat.completions.create({
       model: MODEL,
+      temperature: 0,
       messages: [{ role: 'user', content }],
       stream: true,
     });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     const { data, response } = await client.chat.completions
-      .create({ model: MODEL, messages: [{ role: 'user', content }] })
+      .create({ model: MODEL, temperature: 0, messages: [{ role: 'user', content }] })
       .withResponse();
     expect(response.headers.get('x-cache-status')).toBe('hit; type=exact');
     expect(data.choices[0]?.message.content).toBe(text);
@@ -194,7 +201,11 @@ describe('the exact cache of chat completions', () => {
     expect(skipped.response.headers.get('x-cache-status')).toBe('skip');
     expect(skipped.response.headers.get('cache-status')).toBe('gateway; fwd=bypass');
 
-    const other = { model: MODEL, messages: [{ role: 'user' as const, content: fresh('Never stored') }] };
+    const other = {
+      model: MODEL,
+      temperature: 0,
+      messages: [{ role: 'user' as const, content: fresh('Never stored') }],
+    };
     const skip = (await client.chat.completions.create({ ...other, cache: 'skip' } as never).withResponse())
       .response;
     expect(skip.headers.get('x-cache-status')).toBe('skip');
@@ -203,7 +214,12 @@ describe('the exact cache of chat completions', () => {
   });
 
   it('keeps the reasoning with the answer and replays it in the stream', async () => {
-    const body = { model: 'openai/o3', messages: [{ role: 'user' as const, content: fresh('Think first') }] };
+    // o3 takes no temperature: a seed asks for the repeatable answer.
+    const body = {
+      model: 'openai/o3',
+      seed: 3,
+      messages: [{ role: 'user' as const, content: fresh('Think first') }],
+    };
     const plain = await client.chat.completions.create(body);
     const reasoning = (plain.choices[0]?.message as { reasoning_content?: string } | undefined)
       ?.reasoning_content;
@@ -246,7 +262,11 @@ describe('the exact cache of chat completions', () => {
   });
 
   it('refuses an unknown x-routing strategy with 400 before the cache, as on a miss', async () => {
-    const body = { model: MODEL, messages: [{ role: 'user', content: fresh('Which strategy?') }] };
+    const body = {
+      model: MODEL,
+      temperature: 0,
+      messages: [{ role: 'user', content: fresh('Which strategy?') }],
+    };
     const post = (routing?: string) =>
       fetch(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
@@ -271,10 +291,98 @@ describe('the exact cache of chat completions', () => {
   });
 });
 
+describe('what auto caches: only requests that ask for a repeatable answer', () => {
+  const statusOf = (r: { response: Response }) => r.response.headers.get('x-cache-status');
+
+  it('sends two requests without a temperature to the provider, plain or streamed; temperature 0 or a seed is a hit', async () => {
+    // OpenAI's default temperature is 1: the same prompt sent twice is meant to get two answers.
+    const sampled = { model: MODEL, messages: [{ role: 'user' as const, content: fresh('Name a colour') }] };
+    const before = upstreamCalls();
+    const one = await client.chat.completions.create(sampled).withResponse();
+    const two = await client.chat.completions.create(sampled).withResponse();
+    expect([statusOf(one), statusOf(two)]).toEqual(['skip', 'skip']);
+    expect(two.data.choices[0]?.message.content).toBeTruthy();
+    const { data: stream, response } = await client.chat.completions
+      .create({ ...sampled, stream: true })
+      .withResponse();
+    for await (const _chunk of stream) {
+      // drained
+    }
+    expect(response.headers.get('x-cache-status')).toBe('skip');
+    expect(upstreamCalls()).toBe(before + 3);
+
+    for (const repeatable of [{ temperature: 0 }, { seed: 42 }, { temperature: 0.9, seed: 42 }]) {
+      const body = {
+        ...sampled,
+        ...repeatable,
+        messages: [{ role: 'user' as const, content: fresh('Again') }],
+      };
+      const calls = upstreamCalls();
+      expect(statusOf(await client.chat.completions.create(body).withResponse())).toBe('miss');
+      expect(statusOf(await client.chat.completions.create(body).withResponse())).toBe('hit; type=exact');
+      // A stream asking for the same repeatable answer is served the stored one.
+      const replay = await client.chat.completions.create({ ...body, stream: true }).withResponse();
+      for await (const _chunk of replay.data) {
+        // drained
+      }
+      expect(replay.response.headers.get('x-cache-status')).toBe('hit; type=exact');
+      expect(upstreamCalls()).toBe(calls + 1);
+    }
+  });
+
+  it('caches an opted-in account’s requests whatever their temperature (cache_default), unless a request says otherwise', async () => {
+    const opted = await json(await gateway.admin('/accounts', { name: 'opted in' }));
+    await gateway.admin(`/accounts/${opted.account_id}/top-ups`, { cents: 100, reference: 'p' });
+    const own = sdk(opted.key);
+    const bad = await gateway.admin(`/accounts/${opted.account_id}/settings`, { cache_default: 'always' });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.message).toContain('cache_default');
+    const set = await gateway.admin(`/accounts/${opted.account_id}/settings`, { cache_default: 'force' });
+    expect(await json(set)).toEqual({ account_id: opted.account_id, cache_default: 'force' });
+
+    const body = { model: MODEL, messages: [{ role: 'user' as const, content: fresh('Cache me anyway') }] };
+    // The live state folds the setting from the log: once it has, the first request is stored.
+    await eventually(
+      async () => statusOf(await own.chat.completions.create(body).withResponse()),
+      (status) => status === 'miss',
+      3000,
+    );
+    const before = upstreamCalls();
+    expect(statusOf(await own.chat.completions.create(body).withResponse())).toBe('hit; type=exact');
+    const streamed = await own.chat.completions.create({ ...body, stream: true }).withResponse();
+    for await (const _chunk of streamed.data) {
+      // drained
+    }
+    expect(streamed.response.headers.get('x-cache-status')).toBe('hit; type=exact');
+    expect(upstreamCalls()).toBe(before);
+    const asked = await own.chat.completions.create({ ...body, cache: 'auto' } as never).withResponse();
+    expect(statusOf(asked)).toBe('skip');
+    // The account's key alone sets nothing: another account's identical request is still sampled.
+    expect(statusOf(await client.chat.completions.create(body).withResponse())).toBe('skip');
+
+    const cli = await runCli(
+      ['accounts', 'update', '--account', opted.account_id, '--cache-default', 'auto'],
+      gateway.env,
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    await eventually(
+      async () => statusOf(await own.chat.completions.create(body).withResponse()),
+      (status) => status === 'skip',
+      3000,
+    );
+    const events = await gateway.runtime.store.readStream(`account-${opted.account_id}`);
+    expect(
+      events
+        .filter((e) => e.type === 'AccountSettingsChanged')
+        .map((e) => (e.data as { cacheDefault?: string }).cacheDefault),
+    ).toEqual(['force', 'auto']);
+  });
+});
+
 describe('tenancy of the cache', () => {
   it('never serves one account’s answer to another, nor a sub-account’s to its account or a sibling', async () => {
     const content = fresh('A private question');
-    const body = { model: MODEL, messages: [{ role: 'user' as const, content }] };
+    const body = { model: MODEL, temperature: 0, messages: [{ role: 'user' as const, content }] };
     await client.chat.completions.create(body);
     const status = async (apiKey: string) =>
       (await sdk(apiKey).chat.completions.create(body).withResponse()).response.headers.get('x-cache-status');
@@ -290,10 +398,9 @@ describe('tenancy of the cache', () => {
     expect(await status(one.key)).toBe('hit; type=exact');
     expect(await status(two.key)).toBe('miss');
     const own = fresh('Only the customer asked this');
-    await sdk(one.key).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: own }] });
-    const reseller = await client.chat.completions
-      .create({ model: MODEL, messages: [{ role: 'user', content: own }] })
-      .withResponse();
+    const asked = { model: MODEL, temperature: 0, messages: [{ role: 'user' as const, content: own }] };
+    await sdk(one.key).chat.completions.create(asked);
+    const reseller = await client.chat.completions.create(asked).withResponse();
     expect(reseller.response.headers.get('x-cache-status')).toBe('miss');
   });
 
@@ -306,6 +413,7 @@ describe('tenancy of the cache', () => {
     const system = 'context '.repeat(6000);
     const body = {
       model: 'openai/gpt-4o',
+      temperature: 0,
       messages: [
         { role: 'system' as const, content: system },
         { role: 'user' as const, content: fresh('Capped') },
@@ -342,7 +450,11 @@ describe('tenancy of the cache', () => {
 
 describe('what is never stored', () => {
   it('does not store an error: the next identical request reaches the provider and is served', async () => {
-    const body = { model: MODEL, messages: [{ role: 'user' as const, content: fresh('Fails first') }] };
+    const body = {
+      model: MODEL,
+      temperature: 0,
+      messages: [{ role: 'user' as const, content: fresh('Fails first') }],
+    };
     openai.script({
       kind: 'error',
       status: 400,
@@ -359,6 +471,7 @@ describe('what is never stored', () => {
   it('does not store an answer with tool calls, plain or streamed', async () => {
     const body = {
       model: MODEL,
+      temperature: 0,
       messages: [{ role: 'user' as const, content: fresh('What is the weather in Paris?') }],
       tools: [
         {
@@ -382,6 +495,7 @@ describe('what is never stored', () => {
   it('does not store a cut answer (finish_reason length) nor a stream the client left', async () => {
     const cut = {
       model: MODEL,
+      temperature: 0,
       max_tokens: 1,
       messages: [{ role: 'user' as const, content: fresh('Say a lot') }],
     };
@@ -393,6 +507,7 @@ describe('what is never stored', () => {
 
     const left = {
       model: MODEL,
+      temperature: 0,
       messages: [{ role: 'user' as const, content: fresh('one two three four five six') }],
     };
     openai.script({ kind: 'ok', chunkDelayMs: 50 });

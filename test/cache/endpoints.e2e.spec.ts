@@ -49,6 +49,7 @@ describe('/v1/messages', () => {
     const request = {
       model: 'anthropic/claude-sonnet-4-5',
       max_tokens: 200,
+      temperature: 0,
       messages: [{ role: 'user' as const, content: fresh('Bonjour') }],
     };
     const first = await anthropic.messages.create(request).withResponse();
@@ -79,6 +80,7 @@ describe('/v1/messages', () => {
     const request = {
       model: 'anthropic/claude-sonnet-4-5',
       max_tokens: 200,
+      temperature: 0,
       messages: [{ role: 'user' as const, content: fresh('Streamed first') }],
     };
     const streamed = await anthropic.messages.stream(request).finalMessage();
@@ -86,11 +88,14 @@ describe('/v1/messages', () => {
     expect(plain.response.headers.get('x-cache-status')).toBe('hit; type=exact');
     expect(plain.data.content).toEqual(streamed.content);
 
+    // Thinking takes no temperature but 1: `force` asks for the store.
+    const { temperature: _sampled, ...unsampled } = request;
     const thinking = {
-      ...request,
+      ...unsampled,
       max_tokens: 4000,
       thinking: { type: 'enabled' as const, budget_tokens: 2048 },
-    };
+      cache: 'force',
+    } as Anthropic.MessageCreateParamsNonStreaming;
     await anthropic.messages.create(thinking);
     const again = await anthropic.messages.create(thinking).withResponse();
     expect(again.response.headers.get('x-cache-status')).toBe('miss');
@@ -103,9 +108,10 @@ describe('/v1/messages', () => {
         .create({
           model: 'local/echo',
           max_tokens: 100,
+          temperature: 0,
           ...(system && { system }),
           messages: [{ role: 'user', content: question }],
-        })
+        } as Anthropic.MessageCreateParamsNonStreaming)
         .withResponse();
     await ask();
     const hit = await ask();

@@ -19,7 +19,12 @@ describe.each(['postgres', 'redis'] as const)('purging the cache, entries in %s'
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'local/echo', cache, messages: [{ role: 'user', content }] }),
+      body: JSON.stringify({
+        model: 'local/echo',
+        temperature: 0,
+        cache,
+        messages: [{ role: 'user', content }],
+      }),
     });
     expect(response.status).toBe(200);
     return response.headers.get('x-cache-status');

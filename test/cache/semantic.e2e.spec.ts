@@ -95,13 +95,43 @@ describe('the semantic cache', () => {
   it('serves a paraphrase only in semantic mode: auto and force look up exactly', async () => {
     const prompt = system();
     await ask(prompt, 'How do I bake sourdough bread?');
-    expect((await ask(prompt, 'Explain how to bake sourdough bread', { cache: 'auto' })).status).toBe('miss');
+    const auto = { cache: 'auto', temperature: 0 };
+    expect((await ask(prompt, 'Explain how to bake sourdough bread', auto)).status).toBe('miss');
     expect((await ask(prompt, 'Describe how to bake sourdough bread', { cache: 'force' })).status).toBe(
       'miss',
     );
     expect((await ask(prompt, 'Please, how do you bake sourdough bread?')).status).toMatch(
       /^hit; type=semantic/,
     );
+  });
+
+  it('finds a paraphrase of what force and auto stored moments before; the embedding is the gateway’s cost', async () => {
+    const prompt = system();
+    const forced = await ask(prompt, 'What is the capital of Japan?', { cache: 'force' });
+    expect(forced.status).toBe('miss');
+    const paraphrase = await ask(prompt, "Tell me Japan's capital, please.");
+    expect(paraphrase.status).toMatch(/^hit; type=semantic; similarity=1\.000$/);
+    expect(paraphrase.text).toBe(forced.text);
+    // The storing request's prompt was embedded on its miss: recorded on its record, not in its charge.
+    const stored = await eventually(
+      async () => json(await call('GET', `/requests/${forced.id}`)),
+      (r) => r.id === forced.id,
+      3000,
+    );
+    expect(BigInt(stored.cache.embedding_cost_nanos)).toBeGreaterThan(0n);
+    expect(stored.cost_cents).toBe(forced.cost);
+
+    const repeatable = await ask(prompt, 'Which river runs through Paris?', {
+      cache: 'auto',
+      temperature: 0,
+    });
+    expect(repeatable.status).toBe('miss');
+    const again = await ask(prompt, 'Tell me which river runs through Paris', { temperature: 0 });
+    expect(again.status).toMatch(/^hit; type=semantic/);
+    expect(again.text).toBe(repeatable.text);
+    // What auto did not store (a sampled request) is not found either.
+    await ask(prompt, 'Which mountain is the highest in Japan?', { cache: 'auto' });
+    expect((await ask(prompt, 'Tell me the highest mountain in Japan')).status).toBe('miss');
   });
 
   it('misses a negation and another entity at the default threshold', async () => {
@@ -188,6 +218,8 @@ describe('the semantic cache', () => {
       semantic: { available: true, embedding_model: 'openai/text-embedding-3-large', threshold: 0.95 },
     });
     expect(Object.keys(capabilities.cache.modes)).toEqual(['auto', 'force', 'semantic', 'skip']);
-    expect(capabilities.cache.modes.auto).toContain('temperature absent or 0');
+    expect(capabilities.cache.modes.auto).toContain('temperature 0, or a seed given');
+    expect(capabilities.cache.modes.auto).toContain('cache_default');
+    expect(capabilities.cache.modes.semantic).toContain('whichever mode stored it');
   });
 });

@@ -73,7 +73,8 @@ describe('the request log: every request an event, read back through /v1/request
       tag: 'log-test',
       attempts: 1,
       fallbacks: 0,
-      cache_status: 'miss',
+      // No temperature: the provider samples, so the cache neither looks it up nor stores it.
+      cache_status: 'skip',
       routing: null,
       bodies_kept: true,
     });

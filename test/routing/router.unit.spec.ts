@@ -75,24 +75,36 @@ describe('the router’s parts', () => {
     expect(usdText(-5n)).toBe('-0.000000005');
   });
 
-  it('knows a conversation by its account, system prompt and first user message, for 30 minutes', () => {
-    const a = conversationKey('acct', [
-      { role: 'system', content: 's' },
-      { role: 'user', content: 'first' },
-    ]);
-    const later = conversationKey('acct', [
-      { role: 'system', content: 's' },
-      { role: 'user', content: 'first' },
-      { role: 'assistant', content: 'reply' },
-      { role: 'user', content: 'second' },
-    ]);
-    expect(later).toBe(a);
-    expect(
-      conversationKey('other', [
+  it('knows a conversation by its account, system prompt, first user message and routing question, for 30 minutes', () => {
+    const asked = { requested: 'auto', strategy: 'cost' };
+    const a = conversationKey(
+      'acct',
+      [
         { role: 'system', content: 's' },
         { role: 'user', content: 'first' },
-      ]),
-    ).not.toBe(a);
+      ],
+      asked,
+    );
+    const later = conversationKey(
+      'acct',
+      [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'reply' },
+        { role: 'user', content: 'second' },
+      ],
+      asked,
+    );
+    expect(later).toBe(a);
+    const opening = [
+      { role: 'system', content: 's' },
+      { role: 'user', content: 'first' },
+    ];
+    expect(conversationKey('other', opening, asked)).not.toBe(a);
+    // Another strategy, baseline or alias asks the router another question: a new decision.
+    expect(conversationKey('acct', opening, { ...asked, strategy: 'quality' })).not.toBe(a);
+    expect(conversationKey('acct', opening, { ...asked, baselineModel: 'openai/gpt-4o' })).not.toBe(a);
+    expect(conversationKey('acct', opening, { ...asked, requested: 'auto/text' })).not.toBe(a);
     let now = 0;
     const memory = new Conversations(() => now);
     memory.remember(a as string, 'm');

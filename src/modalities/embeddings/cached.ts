@@ -19,14 +19,14 @@ export async function lookupEmbeddings(
   body: EmbeddingsRequest,
 ): Promise<Probe | undefined> {
   if (!cache) return undefined;
-  const mode = modeOf(body.cache);
+  const mode = cache.modeFor(context.auth, modeOf(body.cache));
   let model: string;
   try {
     model = resolveModalityModel(deps, embeddingsEndpoint, body.model).model.id;
   } catch {
     return undefined;
   }
-  const policy = { ...policyOf(mode === 'semantic' ? 'force' : mode, true), mode: mode ?? 'auto' };
+  const policy = { ...policyOf(mode === 'semantic' ? 'force' : mode, true), mode };
   const probe = await cache.lookup(
     context.auth,
     { policy, parts: keyParts('embeddings', model, body), threshold: 1 },

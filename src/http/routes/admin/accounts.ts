@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AccountService } from '../../../accounts/service.ts';
+import { CACHE_MODES } from '../../../cache/mode.ts';
 import { accountRestriction } from '../../../routing/patterns.ts';
 
 const AccountId = z.object({ accountId: z.string().min(1) });
@@ -41,16 +42,24 @@ export const adminAccountRoutes =
               request_retention_days: z.number().int().positive().max(36_500).nullable().optional(),
               /** Whether the MCP server offers this account's keys its write tools. */
               mcp_write_tools: z.boolean().optional(),
+              /** The response cache's mode for the account's requests that name none (docs/cache.md). */
+              cache_default: z.enum(CACHE_MODES).optional(),
             })
             .refine((b) => Object.values(b).some((v) => v !== undefined), {
               message:
-                'give rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days or mcp_write_tools',
+                'give rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days, mcp_write_tools or cache_default',
             }),
         },
       },
       async (request) => {
-        const { rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days, mcp_write_tools } =
-          request.body;
+        const {
+          rate_limit_rpm,
+          balance_low_cents,
+          request_bodies,
+          request_retention_days,
+          mcp_write_tools,
+          cache_default,
+        } = request.body;
         await accounts.changeSettings(
           request.params.accountId,
           {
@@ -59,6 +68,7 @@ export const adminAccountRoutes =
             requestBodies: request_bodies,
             requestRetentionDays: request_retention_days,
             mcpWriteTools: mcp_write_tools,
+            cacheDefault: cache_default,
           },
           request.id,
         );

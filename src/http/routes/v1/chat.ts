@@ -6,12 +6,14 @@ import {
   hitItems,
   isHit,
   lookupChat,
+  routedHitSaving,
   StreamRecorder,
   saveChat,
   storableChoices,
 } from '../../../chat/cached.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
 import { ChatCompletionRequest } from '../../../chat/request.ts';
+import type { Routed } from '../../../chat/routed.ts';
 import { completionId } from '../../../chat/service.ts';
 import type { ChatChunk } from '../../../contracts/chat.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
@@ -26,12 +28,17 @@ export const chatRoutes =
     app.post('/chat/completions', { schema: { body: ChatCompletionRequest } }, async (request, reply) => {
       const body = request.body;
       const context = callContext(request, reply, live);
-      const probe = await lookupChat(deps, context, body, request.headers['x-gw-cache-threshold']);
+      const routed: Routed = {};
+      const probe = await lookupChat(deps, context, body, routed, request.headers['x-gw-cache-threshold']);
       reply.headers(cacheHeaders(probe));
       const includeUsage = body.stream_options?.include_usage === true;
       if (isHit(probe)) {
+        const savedNanos = routedHitSaving(routed, context, probe);
         const charge = await chargeHit(deps.spending, context, probe, hitCompletion(probe));
-        const served = hitOutcome(deps.catalog, probe, charge);
+        const served = {
+          ...hitOutcome(deps.catalog, probe, charge),
+          ...(savedNanos !== undefined && { savedNanos }),
+        };
         if (!body.stream) {
           servedHeaders(reply, served);
           return hitCompletion(probe);
@@ -39,17 +46,17 @@ export const chatRoutes =
         return replaySse(reply, served, hitItems(probe), chatChunks(served.model.id, includeUsage));
       }
       if (body.stream) {
-        const stream = await streamChat(deps, context, body);
+        const stream = await streamChat(deps, context, body, routed);
         const recorder = new StreamRecorder();
         return relaySse(
           reply,
           stream,
           recording(chatChunks(stream.model.id, includeUsage), recorder, (outcome) =>
-            saveChat(deps.cache, probe, request.id, outcome, recorder.choicesToStore()),
+            saveChat(deps.cache, probe, request.id, outcome, recorder.choicesToStore(), routed),
           ),
         );
       }
-      const served = await completeChat(deps, context, body);
+      const served = await completeChat(deps, context, body, 'none', routed);
       servedHeaders(reply, served);
       await saveChat(
         deps.cache,
@@ -57,6 +64,7 @@ export const chatRoutes =
         request.id,
         served,
         storableChoices(served.completion.choices as never[]),
+        routed,
       );
       return { ...served.completion, id: served.completion.id ?? completionId() };
     });

@@ -9,6 +9,7 @@ import {
   hitUsage,
   isHit,
   lookupChat,
+  routedHitSaving,
   StreamRecorder,
   saveChat,
   storableChoices,
@@ -16,6 +17,7 @@ import {
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
 import { findChatModel } from '../../../chat/models.ts';
 import { tokensOnly } from '../../../chat/pricing.ts';
+import type { Routed } from '../../../chat/routed.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { SseEvent } from '../../../contracts/messages.ts';
 import { NativeRecorder, nativeChoices } from '../../../messages/cached.ts';
@@ -52,10 +54,12 @@ export const messagesRoutes =
       const body = toChatRequest(request.body);
       const context = callContext(request, reply, live);
       reply.header('request-id', request.id);
+      const routed: Routed = {};
       const probe = await lookupChat(
         deps,
         context,
         { ...body, cache: modeOf(request.body.cache) },
+        routed,
         request.headers['x-gw-cache-threshold'],
         { kind: 'messages', body: request.body },
       );
@@ -68,8 +72,12 @@ export const messagesRoutes =
           model: probe.hit.entry.model,
           usage,
         });
+        const savedNanos = routedHitSaving(routed, context, probe);
         const charge = await chargeHit(deps.spending, context, probe, message);
-        const served = hitOutcome(deps.catalog, probe, charge);
+        const served = {
+          ...hitOutcome(deps.catalog, probe, charge),
+          ...(savedNanos !== undefined && { savedNanos }),
+        };
         if (!body.stream) {
           servedHeaders(reply, served);
           return message;
@@ -77,7 +85,7 @@ export const messagesRoutes =
         return replaySse(reply, served, hitItems(probe), messageEvents(served.model.id, usage.promptTokens));
       }
       const save = (outcome: Outcome, choices: CachedChoice[] | undefined) =>
-        saveChat(deps.cache, probe, request.id, outcome, choices);
+        saveChat(deps.cache, probe, request.id, outcome, choices, routed);
 
       // An Anthropic model with no fallbacks is served in its own format, untranslated both ways.
       // With fallbacks (the request's or the configured ones) a request may be served elsewhere: translate it.
@@ -103,7 +111,7 @@ export const messagesRoutes =
         return { ...served.message, model: served.model.id };
       }
       if (body.stream) {
-        const stream = await streamChat(deps, context, body);
+        const stream = await streamChat(deps, context, body, routed);
         const recorder = new StreamRecorder();
         return relaySse(
           reply,
@@ -113,7 +121,7 @@ export const messagesRoutes =
           ),
         );
       }
-      const served = await completeChat(deps, context, body);
+      const served = await completeChat(deps, context, body, 'none', routed);
       servedHeaders(reply, served);
       await save(served, storableChoices(served.completion.choices as never[]));
       const { completion } = served;
