@@ -2,7 +2,19 @@ import { z } from 'zod';
 
 /** Events of the `file-{fileId}` stream: one stored file (its bytes live in the blob store under `blobKey`). */
 
-export const FilePurpose = z.enum(['batch', 'batch_output', 'fine-tune', 'assistants']);
+/**
+ * The purposes an upload may name: OpenAI's (its `POST /files` takes assistants, batch, fine-tune, vision, user_data
+ * and evals) and `batch_output`, which the spec lists. Values are only ever added, so older events still parse.
+ */
+export const FilePurpose = z.enum([
+  'batch',
+  'batch_output',
+  'fine-tune',
+  'assistants',
+  'user_data',
+  'vision',
+  'evals',
+]);
 export type FilePurpose = z.infer<typeof FilePurpose>;
 
 /** What a stored file may be: an upload's purpose, or `job_output` for a job's result (written by the gateway). */

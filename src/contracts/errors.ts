@@ -45,11 +45,11 @@ export class RequestRefused extends Error {
 export const invalidField = (field: string, why: string) =>
   new RequestRefused('invalid', `'${field}': ${why}`);
 
-/** An error as an API client sees it: status, the `{error:{message,type,code}}` body (and `param`), and headers. */
+/** An error as an API client sees it: status, the `{error:{message,type,param,code}}` body, and headers. */
 export interface DescribedError {
   status: number;
-  /** `param` names the field at fault, as OpenAI's errors do; absent when no one field is. */
-  body: { error: { message: string; type: string; param?: string; code: number } };
+  /** `param` names the field at fault, as OpenAI's errors do; null when no one field is. */
+  body: { error: { message: string; type: string; param: string | null; code: number } };
   headers: Record<string, string>;
 }
 

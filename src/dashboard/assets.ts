@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
+import { RequestRefused } from '../contracts/errors.ts';
 
 const require = createRequire(import.meta.url);
 const own = (name: string) => new URL(`./public/${name}`, import.meta.url);
@@ -27,11 +28,7 @@ export function assetRoutes(app: FastifyInstance): void {
   );
   app.get<{ Params: { name: string } }>('/dashboard/assets/:name', async (request, reply) => {
     const asset = loaded.get(request.params.name);
-    if (!asset) {
-      return reply.code(404).send({
-        error: { message: `No asset ${request.params.name}`, type: 'not_found_error', code: 404 },
-      });
-    }
+    if (!asset) throw new RequestRefused('not_found', `No asset ${request.params.name}`);
     reply.header('cache-control', 'public, max-age=3600').header('etag', asset.etag).type(asset.type);
     if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
     return asset.body;

@@ -5,7 +5,7 @@ import { TopUpRequired } from '../../commands/subaccount/decide.ts';
 import { type DescribedError, type RefusalKind, RequestRefused } from '../contracts/errors.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 
-/** Every `type` the API can answer with; `code` in the body is always the HTTP status. */
+/** Every `type` the API can answer with; `code` in the body is always the HTTP status, `param` the field or null. */
 export type ApiErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
@@ -83,14 +83,14 @@ function refusalStatus(kind: RefusalKind): [number, ApiErrorType] {
 /** The one place where an error becomes an HTTP status and body. */
 export function describeError(error: unknown): DescribedError {
   const [status, type, message, headers] = classify(error);
-  const param = paramOf(error, type, message);
-  const body = param === undefined ? { message, type, code: status } : { message, type, param, code: status };
-  return { status, body: { error: body }, headers };
+  // `param` is always there, null when no one field is at fault: OpenAI's error object requires it.
+  const param = paramOf(error, type, message) ?? null;
+  return { status, body: { error: { message, type, param, code: status } }, headers };
 }
 
 /**
  * The field at fault, as OpenAI's `param` names it (its clients show it): a validation issue's path, `model` for an
- * unknown model, else the field a refusal's message starts with (`'max_tokens': at most ...`); absent when no
+ * unknown model, else the field a refusal's message starts with (`'max_tokens': at most ...`); undefined when no
  * one field is at fault.
  */
 function paramOf(error: unknown, type: ApiErrorType, message: string): string | undefined {

@@ -12,7 +12,7 @@ export const ErrorBody = z.object({
     message: z.string(),
     type: z.string(),
     code: z.union([z.number().int(), z.string()]),
-    param: z.string().nullable().optional(),
+    param: z.string().nullable(),
   }),
 });
 

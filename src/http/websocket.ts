@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { RequestRefused } from '../contracts/errors.ts';
+import { describeError } from './errors.ts';
 import { requestIdHeaders } from './request-id.ts';
 
 declare module 'fastify' {
@@ -88,16 +89,10 @@ export const webSocketPlugin = fp(async (app) => {
       pending.set(raw, { socket, head, headers: {}, gone });
     } else if (raw.method !== 'GET' && raw.method !== 'HEAD') {
       // A body after an upgrade header (h2c, say) would never reach the route: the parser stopped at the headers.
-      response.writeHead(400, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({
-          error: {
-            message: `Upgrade is not supported on ${raw.method} ${raw.url}`,
-            type: 'invalid_request_error',
-            code: 400,
-          },
-        }),
-      );
+      const refusal = new RequestRefused('invalid', `Upgrade is not supported on ${raw.method} ${raw.url}`);
+      const described = describeError(refusal);
+      response.writeHead(described.status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(described.body));
       return;
     }
     // Other paths answer as if the Upgrade header were not there (e.g. `curl --http2` over plain HTTP).

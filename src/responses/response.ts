@@ -15,7 +15,8 @@ export type OutputItem = Record<string, unknown> & { type: string; id: string };
 
 export interface ResponseUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  /** Both parts of input_tokens: read from, and written to, the provider's prompt cache. */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -114,7 +115,10 @@ export function outputItems(turn: Turn, responseId: string): OutputItem[] {
 export function responseUsage(usage: ReportedUsage): ResponseUsage {
   return {
     input_tokens: usage.promptTokens,
-    input_tokens_details: { cached_tokens: usage.cachedPromptTokens },
+    input_tokens_details: {
+      cached_tokens: usage.cachedPromptTokens,
+      cache_write_tokens: usage.cacheWriteTokens,
+    },
     output_tokens: usage.completionTokens,
     output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
     total_tokens: usage.promptTokens + usage.completionTokens,

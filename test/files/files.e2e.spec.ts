@@ -83,7 +83,7 @@ describe('Files API through the openai SDK', () => {
     const noPurpose = await upload(world, Buffer.from('x'), 'training');
     expect(noPurpose.status).toBe(400);
     expect((await json(noPurpose)).error.message).toMatch(
-      /^'purpose': one of batch, batch_output, fine-tune, assistants/,
+      /^'purpose': one of batch, batch_output, fine-tune, assistants, user_data, vision, evals/,
     );
 
     const form = new FormData();

@@ -39,7 +39,7 @@ const zeros = (count: number) => `[${'0,'.repeat(count - 1)}0]`;
 const refusal = (message: string, param?: string) => ({
   status: 400,
   body: {
-    error: { message, type: 'invalid_request_error', ...(param === undefined ? {} : { param }), code: 400 },
+    error: { message, type: 'invalid_request_error', param: param ?? null, code: 400 },
   },
 });
 const answer = async (response: Response) => ({ status: response.status, body: await json(response) });

@@ -28,7 +28,7 @@ beforeAll(async () => {
 afterAll(async () => world?.close());
 
 const errorShape = (status: number) => ({
-  error: { message: expect.any(String), type: 'invalid_request_error', code: status },
+  error: { message: expect.any(String), type: 'invalid_request_error', param: null, code: status },
 });
 
 /** The headers the openai Python SDK (httpx) sends on a call without a body: JSON content type, no body. */
@@ -207,7 +207,7 @@ describe('slow and oversized clients', () => {
     );
     expect(response.status).toBe(413);
     expect(JSON.parse(response.body)).toEqual({
-      error: { message: 'Request body is too large', type: 'invalid_request_error', code: 413 },
+      error: { message: 'Request body is too large', type: 'invalid_request_error', param: null, code: 413 },
     });
     expect(response.closed).toBe(true);
   });

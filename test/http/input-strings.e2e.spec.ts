@@ -78,6 +78,7 @@ describe.each([
         error: {
           message: 'The URL is not validly percent-encoded',
           type: 'invalid_request_error',
+          param: null,
           code: 400,
         },
       });
@@ -168,6 +169,7 @@ describe('JSON bodies', () => {
       error: {
         message: 'Malformed JSON body: the body is not valid UTF-8',
         type: 'invalid_request_error',
+        param: null,
         code: 400,
       },
     });

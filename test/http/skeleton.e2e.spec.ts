@@ -30,7 +30,9 @@ describe('authentication', () => {
     const response = await get('/v1/balance', headers as Record<string, string>);
     expect(response.status).toBe(401);
     const body = await json(response);
-    expect(body).toEqual({ error: { message: expect.any(String), type: 'authentication_error', code: 401 } });
+    expect(body).toEqual({
+      error: { message: expect.any(String), type: 'authentication_error', param: null, code: 401 },
+    });
   });
 
   it('accepts a live key and refuses it within a second of its revocation', async () => {
@@ -112,7 +114,12 @@ describe('errors and request ids', () => {
     const response = await get('/v1/does-not-exist', withKey(key));
     expect(response.status).toBe(404);
     expect(await json(response)).toEqual({
-      error: { message: 'Unknown request URL: GET /v1/does-not-exist', type: 'not_found_error', code: 404 },
+      error: {
+        message: 'Unknown request URL: GET /v1/does-not-exist',
+        type: 'not_found_error',
+        param: null,
+        code: 404,
+      },
     });
   });
 

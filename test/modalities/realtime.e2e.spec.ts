@@ -293,7 +293,12 @@ describe('GET /v1/realtime', () => {
       expect(response.headers.get('upgrade')).toBe('websocket');
       const body = await json(response);
       expect(body).toEqual({
-        error: { message: expect.stringContaining('WebSocket'), type: 'invalid_request_error', code: 426 },
+        error: {
+          message: expect.stringContaining('WebSocket'),
+          type: 'invalid_request_error',
+          param: null,
+          code: 426,
+        },
       });
     }
   });

@@ -110,6 +110,7 @@ describe('Gemini adapter against the Gemini simulator', () => {
     expect(message).toEqual({
       role: 'assistant',
       content: null,
+      refusal: null,
       tool_calls: [
         { id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
       ],
@@ -156,6 +157,7 @@ describe('Gemini adapter against the Gemini simulator', () => {
     expect((completion.choices[0] as Json).message).toEqual({
       role: 'assistant',
       content: 'echo: two words',
+      refusal: null,
       reasoning_content: 'thinking about: two words',
     });
     expect(sim.requests.at(-1)?.body).toMatchObject({

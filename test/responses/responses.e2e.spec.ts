@@ -86,7 +86,7 @@ describe('POST /v1/responses through the official openai SDK', () => {
     // The simulator's rule: each message is its words + 3 tokens, the instructions one message.
     expect(data.usage).toEqual({
       input_tokens: 2 + 3 + 2 + 3,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       output_tokens: 3,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 13,

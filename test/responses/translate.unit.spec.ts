@@ -12,7 +12,7 @@ const usage = {
   promptTokens: 10,
   completionTokens: 7,
   cachedPromptTokens: 2,
-  cacheWriteTokens: 0,
+  cacheWriteTokens: 4,
   reasoningTokens: 3,
 };
 
@@ -225,7 +225,7 @@ describe('chat chunks as Responses events', () => {
     expect(completed.response.status).toBe('completed');
     expect(completed.response.usage).toEqual({
       input_tokens: 10,
-      input_tokens_details: { cached_tokens: 2 },
+      input_tokens_details: { cached_tokens: 2, cache_write_tokens: 4 },
       output_tokens: 7,
       output_tokens_details: { reasoning_tokens: 3 },
       total_tokens: 17,

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { START } from '../../../events/store.ts';
+import { RequestRefused } from '../../contracts/errors.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
 import { type GatewayMetrics, readModelLag, type StoreProbe } from '../../observability/metrics.ts';
+import { describeError } from '../errors.ts';
 
 export interface OpsDeps {
   probe: StoreProbe;
@@ -67,9 +69,8 @@ export async function opsRoutes(app: FastifyInstance, deps: OpsDeps): Promise<vo
     const failing = Object.entries(checks).filter(([, value]) => value.startsWith('failing'));
     if (failing.length === 0) return { status: 'ready', checks };
     const message = `not ready: ${failing.map(([name, value]) => `${name} ${value}`).join('; ')}`;
-    return reply
-      .code(503)
-      .send({ status: 'not_ready', checks, error: { message, type: 'api_error', code: 503 } });
+    const { error } = describeError(new RequestRefused('unavailable', message)).body;
+    return reply.code(503).send({ status: 'not_ready', checks, error });
   });
 
   app.get('/metrics', { onRequest: app.requireAdmin }, async (_request, reply) => {

@@ -84,6 +84,9 @@ export function fromAnthropicMessage(message: AnthropicMessage): {
         message: {
           role: 'assistant',
           content: text === '' && toolCalls.length > 0 ? null : text,
+          // OpenAI's field for a refusal the model states apart from its text; Claude states none apart (a
+          // `refusal` stop keeps what it wrote as content, with finish_reason content_filter).
+          refusal: null,
           ...(reasoning ? { reasoning_content: reasoning } : {}),
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },

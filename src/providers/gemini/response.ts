@@ -89,6 +89,8 @@ export function fromGeminiResponse(
         message: {
           role: 'assistant',
           content: content === '' && toolCalls.length > 0 ? null : content,
+          // OpenAI's field for a refusal stated apart from the text; Gemini has none (a block is a finish reason).
+          refusal: null,
           ...(reasoning && { reasoning_content: reasoning }),
           ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
         },

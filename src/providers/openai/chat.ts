@@ -25,6 +25,17 @@ function normalizeReasoning(holder: unknown): void {
   }
 }
 
+/**
+ * OpenAI's answer always has a choice's `logprobs` and its message's `refusal`, null when there is nothing to say;
+ * compatible providers (Groq, Mistral, ...) leave them out, and clients typed on OpenAI's reference expect them.
+ */
+function completeChoice(choice: unknown): void {
+  if (!choice || typeof choice !== 'object') return;
+  const c = choice as Record<string, unknown>;
+  c.logprobs ??= null;
+  if (c.message && typeof c.message === 'object') (c.message as Record<string, unknown>).refusal ??= null;
+}
+
 /** Any provider that speaks the chat-completions format (OpenAI, Groq, Together, DeepSeek, Mistral, xAI, ...). */
 export const openAiChat: ChatAdapter = {
   async complete(call) {
@@ -40,7 +51,10 @@ export const openAiChat: ChatAdapter = {
     if (!completion || !Array.isArray(completion.choices)) {
       throw new UpstreamError('server', 'the provider answered without choices');
     }
-    for (const choice of completion.choices) normalizeReasoning((choice as { message?: unknown }).message);
+    for (const choice of completion.choices) {
+      normalizeReasoning((choice as { message?: unknown }).message);
+      completeChoice(choice);
+    }
     return { completion, usage: readOpenAiUsage(completion.usage) };
   },
 
