@@ -44,6 +44,8 @@ import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
 import { ProviderHealth } from './providers/health.ts';
+import { ModelListPoller, modelListIntervalMs } from './providers/model-lists.ts';
+import { attachOfferedModels, OfferedModels } from './providers/offered-models.ts';
 import { requestLogReader } from './replays/request-log.ts';
 import { ReplayService } from './replays/service.ts';
 import { ShadowWorker } from './replays/shadow.ts';
@@ -51,7 +53,7 @@ import { SHADOW_DEFAULTS } from './replays/types.ts';
 import { startRetentionWorker } from './requests/retention.ts';
 import { Router } from './routing/router.ts';
 import { warmTokenizer } from './tokens/count.ts';
-import { recordCatalogChanges } from './webhooks/catalog-changes.ts';
+import { CatalogChanges } from './webhooks/catalog-changes.ts';
 import { Webhooks } from './webhooks/service.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { startWorkers } from './workers/index.ts';
@@ -66,6 +68,8 @@ export interface Runtime {
   spending: Spending;
   /** Signed webhook deliveries: `webhooks.request(...)`, `webhooks.statusOf(source)`, `webhooks.secrets`. */
   webhooks: Webhooks;
+  /** Asks the providers which models their keys can use: `modelLists.refresh()` runs a round now. */
+  modelLists: ModelListPoller;
   adminToken: string;
   /** The demo account made on an empty embedded data directory, with its key (shown once). */
   demo: IssuedKey | undefined;
@@ -92,6 +96,8 @@ export interface RuntimeOptions {
 /** Opens the stores, starts the projections and the in-memory state, and builds the HTTP app (not listening). */
 export async function startRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? (() => new Date());
+  // Read before anything is opened, so that a bad value stops the start with nothing to close.
+  const modelListInterval = modelListIntervalMs(config.env);
   const embedded = !config.databaseUrl;
   const unlock = embedded ? await lockDataDir(config.dataDir) : async () => {};
   const database = await openDatabase(config, { whenRunning: 'restart', log: options.log });
@@ -155,11 +161,24 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   // The tokenizer's rank table takes ~200 ms to load: paid here at start, not by the first request's neighbours.
   warmTokenizer();
   const catalog = buildCatalog(options.catalog);
-  // Models added or deprecated since the last start become model.added / model.deprecated webhooks.
-  await recordCatalogChanges(store, catalog, clock()).catch((error) => {
-    options.log(`recording the catalog's changes failed: ${String(error)}`);
+  // What each configured provider's own model list offers decides availability (docs/providers.md).
+  const offered = new OfferedModels();
+  attachOfferedModels(config.env, offered);
+  const catalogChanges = new CatalogChanges(store, catalog, offered);
+  const modelLists = new ModelListPoller({
+    env: config.env,
+    providers: catalog.providers(),
+    offered,
+    clock,
+    intervalMs: modelListInterval,
+    // Models added or deprecated since the last start, or by a provider's list since its last answer, become
+    // model.added / model.deprecated webhooks.
+    onChange: async () => void (await catalogChanges.record(clock())),
+    log: options.log,
   });
+  await modelLists.start();
   const health = new ProviderHealth();
+  health.reportModelLists(offered);
   const chat = {
     spending,
     catalog,
@@ -179,7 +198,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     }),
   };
   const cache = await openResponseCache(
-    { ...config.cache, redisUrl: config.redisUrl },
+    {
+      ...config.cache,
+      redisUrl: config.redisUrl,
+      accountDefault: (accountId) => live.account(accountId)?.cacheDefault,
+    },
     database.pool,
     store,
     chat,
@@ -347,11 +370,13 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     demo,
     spending,
     webhooks,
+    modelLists,
     async close() {
       await closeHttp(app);
       await requestBodies.drain();
       await spending.returnLeases();
       retention.stop();
+      await modelLists.stop();
       await workers.stop();
       await batchWorker.stop();
       await shadowWorker.stop();

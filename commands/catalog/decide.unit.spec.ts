@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { type CatalogState, decideSnapshot, evolveCatalog, type SnapshotModel } from './decide.ts';
+import {
+  type CatalogState,
+  decideSnapshot,
+  evolveCatalog,
+  type Listing,
+  type SnapshotModel,
+} from './decide.ts';
 
 const m = (id: string, deprecated = false): SnapshotModel => ({
   id,
@@ -9,8 +15,14 @@ const m = (id: string, deprecated = false): SnapshotModel => ({
   deprecated,
 });
 
-const stateAfter = (state: CatalogState, current: SnapshotModel[]): CatalogState =>
-  decideSnapshot(state, current).reduce(evolveCatalog, state);
+const stateAfter = (state: CatalogState, current: SnapshotModel[], listings: Listing[] = []): CatalogState =>
+  decideSnapshot(state, current, listings).reduce(evolveCatalog, state);
+const listing = (provider: string, fetchedAt: string, models: string[]): Listing => ({
+  provider,
+  fetchedAt,
+  models,
+});
+const ids = (notes: { id: string }[] | undefined) => notes?.map((n) => n.id);
 
 describe('the catalog snapshot decider', () => {
   it('takes a first snapshot that announces nothing', () => {
@@ -20,6 +32,7 @@ describe('the catalog snapshot decider', () => {
         { id: 'a/x', deprecated: false },
         { id: 'a/y', deprecated: true },
       ],
+      listings: [],
       added: [],
       deprecated: [],
     });
@@ -47,6 +60,65 @@ describe('the catalog snapshot decider', () => {
       added: [],
       deprecated: [],
       models: [{ id: 'a/x', deprecated: false }],
+    });
+  });
+
+  describe("with the providers' model lists", () => {
+    const catalog = [m('a/x'), m('a/y'), m('a/z'), m('a/old', true), m('b/q')];
+    const listed = stateAfter(undefined, catalog, [listing('a', '2026-01-01T00:00:00.000Z', ['a/x', 'a/y'])]);
+
+    it('records a provider listed for the first time without announcing anything', () => {
+      const state = stateAfter(undefined, catalog);
+      const [event] = decideSnapshot(state, catalog, [listing('a', '2026-01-01T00:00:00.000Z', ['a/x'])]);
+      expect(event?.data).toMatchObject({ added: [], deprecated: [] });
+      expect(event?.data.listings).toEqual([listing('a', '2026-01-01T00:00:00.000Z', ['a/x'])]);
+    });
+
+    it('announces models a list newly offers as added and those it no longer offers as deprecated', () => {
+      const [event] = decideSnapshot(listed, catalog, [
+        listing('a', '2026-01-02T00:00:00.000Z', ['a/x', 'a/z']),
+      ]);
+      expect(ids(event?.data.added)).toEqual(['a/z']);
+      expect(ids(event?.data.deprecated)).toEqual(['a/y']);
+      expect(event?.data.added[0]).toEqual({ id: 'a/z', provider: 'a', modality: 'text', name: 'z' });
+    });
+
+    it('records nothing for a list fetched again with the same models, or for an older fetch', () => {
+      expect(
+        decideSnapshot(listed, catalog, [listing('a', '2026-01-05T00:00:00.000Z', ['a/y', 'a/x'])]),
+      ).toEqual([]);
+      // Another instance's answer from before the recorded one does not undo it.
+      expect(decideSnapshot(listed, catalog, [listing('a', '2025-12-31T00:00:00.000Z', ['a/x'])])).toEqual(
+        [],
+      );
+    });
+
+    it('keeps the lists of providers not known now, and says nothing of deprecated models', () => {
+      const [event] = decideSnapshot(listed, catalog, [
+        listing('a', '2026-01-02T00:00:00.000Z', ['a/x', 'a/y', 'a/old']),
+      ]);
+      expect(event?.data).toMatchObject({ added: [], deprecated: [] });
+      const next = stateAfter(listed, catalog, [listing('b', '2026-01-02T00:00:00.000Z', ['b/q'])]);
+      expect([...(next?.listings.keys() ?? [])].sort()).toEqual(['a', 'b']);
+    });
+
+    it('announces a model new to the catalog only when its provider’s known list offers it', () => {
+      const grown = [...catalog, m('a/new'), m('a/unlisted'), m('c/free')];
+      const [event] = decideSnapshot(listed, grown, [
+        listing('a', '2026-01-02T00:00:00.000Z', ['a/x', 'a/y', 'a/new']),
+      ]);
+      expect(ids(event?.data.added)).toEqual(['a/new', 'c/free']);
+      expect(event?.data.deprecated).toEqual([]);
+    });
+
+    it('reads a snapshot written before lists were recorded as knowing none', () => {
+      const old = evolveCatalog(undefined, {
+        type: 'CatalogSnapshotTaken',
+        data: { models: [{ id: 'a/x', deprecated: false }], added: [], deprecated: [] },
+      });
+      expect(old?.listings.size).toBe(0);
+      const [event] = decideSnapshot(old, [m('a/x')], [listing('a', '2026-01-01T00:00:00.000Z', [])]);
+      expect(event?.data).toMatchObject({ added: [], deprecated: [] });
     });
   });
 });

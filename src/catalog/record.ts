@@ -49,6 +49,11 @@ export const ModelRecord = z.object({
   capabilities: z.array(z.string()),
   quirks: QuirksRecord,
   available: z.boolean(),
+  /**
+   * Why the model is not available here (`set OPENAI_API_KEY`, its provider's model list not naming it, no price);
+   * null when it is.
+   */
+  availability_reason: z.string().nullable(),
   deprecated: z.boolean(),
   description: z.string().nullable(),
 });
@@ -68,8 +73,14 @@ const usdRates = (rates: TokenRates) => ({
   cache_write_per_million_usd: nanosToUsd(rates.cacheWriteNanosPerMillion),
 });
 
-/** The list entry of a model; whether this gateway can serve it is the caller's to say (it knows the adapters). */
-export function modelRecord(model: CatalogModel, available: boolean): ModelRecord {
+/**
+ * The list entry of a model; whether this gateway can serve it, and why not, is the caller's to say (it knows the
+ * adapters and the providers' lists).
+ */
+export function modelRecord(
+  model: CatalogModel,
+  availability: { available: boolean; reason: string | null },
+): ModelRecord {
   return {
     id: model.id,
     object: 'model',
@@ -97,7 +108,8 @@ export function modelRecord(model: CatalogModel, available: boolean): ModelRecor
     },
     capabilities: model.capabilities,
     quirks: model.quirks,
-    available,
+    available: availability.available,
+    availability_reason: availability.reason,
     deprecated: model.deprecated,
     description: model.description,
   };

@@ -4,6 +4,7 @@ import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import type { ChatAdapter, Upstream } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { providerEnv } from '../provider-env.ts';
+import { notOffered } from '../providers/offered-models.ts';
 import { adapterFor, isAvailable, upstreamOf } from '../providers/registry.ts';
 
 /**
@@ -47,11 +48,21 @@ export function resolveChatModel(
   }
   const adapter = adapterFor(model, 'chat');
   const upstream = upstreamOf(model, env, timeoutMs);
+  // A provider-less id is named with the model it resolved to, so the client sees which provider to configure.
+  const named = model.id.toLowerCase() === id.toLowerCase() ? model.id : `${id} (${model.id})`;
   if (!adapter || !upstream) {
     const why = adapter
       ? `set ${providerEnv(model.provider).keyVars.join(' or ')}`
       : 'no adapter speaks its API yet';
-    throw new RequestRefused('invalid', `'model': ${id} is not available on this gateway (${why})`);
+    throw new RequestRefused('invalid', `'model': ${named} is not available on this gateway (${why})`);
+  }
+  // Refused before anything is held: the provider would answer 404 for a model its list does not name.
+  const unoffered = notOffered(model, env);
+  if (unoffered) {
+    throw new RequestRefused(
+      'model_not_found',
+      `'model': ${named} is not available on this gateway: ${unoffered}`,
+    );
   }
   return { model, upstream, adapter };
 }

@@ -8,6 +8,7 @@ import { RequestRefused } from '../contracts/errors.ts';
 import { GatewayMetrics } from '../observability/metrics.ts';
 import { describeAnthropicError } from './anthropic-errors.ts';
 import { authPlugin } from './auth.ts';
+import { clientPath } from './client-paths.ts';
 import { DEFAULT_EDGE_LIMITS, edgeServerOptions, installEdge } from './edge.ts';
 import { describeError } from './errors.ts';
 import { observeRequests } from './observe.ts';
@@ -64,6 +65,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: gatewayRequestId,
     // Refused in the API's own error shape instead (below).
     return503OnClosing: false,
+    // Anthropic's SDKs given the `/v1` base address call `/v1/v1/messages` (src/http/client-paths.ts).
+    rewriteUrl: clientPath,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -91,7 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const described = describeAnthropicError(new RequestRefused('not_found', message), request.id);
       return reply.code(404).send(described.body);
     }
-    return reply.code(404).send({ error: { message, type: 'not_found_error', code: 404 } });
+    return reply.code(404).send(describeError(new RequestRefused('not_found', message)).body);
   });
   // Set before any route plugin so that every encapsulated context inherits it.
   app.setErrorHandler(async (error, request, reply) => {

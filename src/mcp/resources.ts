@@ -49,7 +49,9 @@ export async function readResource(uri: string, twin: Twin): Promise<ReadResourc
     contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value) }],
   });
   try {
-    if (uri === CATALOG) return json(body(await twin({ method: 'GET', path: '/v1/models' })));
+    if (uri === CATALOG) {
+      return json(body(await twin({ method: 'GET', path: '/v1/models', query: { all: 'true' } })));
+    }
     if (uri.startsWith('models://')) {
       return json(body(await twin({ method: 'GET', path: modelPath(modelIdOf(uri)) })));
     }

@@ -5,7 +5,8 @@ import type { Catalog, CatalogModel, Modality } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { ModalityUpstream } from '../contracts/modality.ts';
 import { providerEnv } from '../provider-env.ts';
-import { modalityUpstreamOf } from '../providers/registry.ts';
+import { notOffered } from '../providers/offered-models.ts';
+import { configurationMissing, modalityUpstreamOf } from '../providers/registry.ts';
 
 /** What an endpoint serves and which adapter speaks to a model of it (undefined: none does yet). */
 export interface EndpointSpec<A> {
@@ -61,19 +62,38 @@ export function resolveModalityModel<A>(
       : `no adapter speaks ${model.provider}'s ${endpoint.path.replace(/^\/v1\//, '')} API yet`;
     throw new RequestRefused('invalid', `'model': ${model.id} is not available on this gateway (${why})`);
   }
+  const unoffered = notOffered(model, source.env);
+  if (unoffered) {
+    throw new RequestRefused(
+      'model_not_found',
+      `'model': ${model.id} is not available on this gateway: ${unoffered}`,
+    );
+  }
   return { model, upstream, adapter };
 }
 
 const kind = (modality: Modality) => `${/^[aeiou]/.test(modality) ? 'an' : 'a'} ${modality} model`;
 
-/** Whether the endpoint can serve and bill the model here: an adapter, a key, an address and a price. */
+/** Whether the endpoint can serve and bill the model here: an adapter, a key, an address, a price, its provider's offer. */
 export function servable<A>(env: NodeJS.ProcessEnv, endpoint: EndpointSpec<A>, model: CatalogModel): boolean {
-  return (
-    model.modality === endpoint.modality &&
-    endpoint.unpriced(model) === undefined &&
-    endpoint.adapterOf(model) !== undefined &&
-    modalityUpstreamOf(model, env, 0) !== undefined
-  );
+  return model.modality === endpoint.modality && unavailability(env, endpoint, model) === undefined;
+}
+
+/** Why the endpoint cannot serve and bill the model (of its modality) here, or undefined when it can. */
+export function unavailability<A>(
+  env: NodeJS.ProcessEnv,
+  endpoint: EndpointSpec<A>,
+  model: CatalogModel,
+): string | undefined {
+  const unpriced = endpoint.unpriced(model);
+  if (unpriced) return unpriced;
+  if (endpoint.adapterOf(model) === undefined) {
+    return `no adapter speaks ${model.provider}'s ${endpoint.path.replace(/^\/v1\//, '')} API yet`;
+  }
+  if (modalityUpstreamOf(model, env, 0) === undefined) {
+    return configurationMissing(model, env) ?? `set ${providerEnv(model.provider).baseUrlVar}`;
+  }
+  return notOffered(model, env);
 }
 
 /**

@@ -1,8 +1,38 @@
-/** Latency and outcome of recent upstream calls, per provider, for GET /health/providers. */
+import type { ModelListStatus, OfferedModels } from './offered-models.ts';
+
+/** How a provider's model list stands, as GET /health/providers reports it; null for a provider not asked. */
+export interface ModelListReport {
+  /** `ok`: the last ask answered; `failing`: it failed (a list fetched before stays in use); `pending`: none yet. */
+  status: 'ok' | 'failing' | 'pending';
+  models: number | null;
+  fetched_at: string | null;
+  error: string | null;
+  failed_at: string | null;
+}
+
+export interface ProviderReport {
+  provider: string;
+  requests: number;
+  p50_ms: number;
+  p95_ms: number;
+  error_rate: number;
+  model_list: ModelListReport | null;
+}
+
+/**
+ * Latency and outcome of recent upstream calls, per provider, for GET /health/providers; with the state of each
+ * configured provider's model list, when the gateway asks for them.
+ */
 export class ProviderHealth {
   private readonly windows = new Map<string, { latencies: number[]; failures: boolean[]; next: number }>();
+  private lists: OfferedModels | undefined;
 
   constructor(private readonly size = 500) {}
+
+  /** Where the model lists' state is read from (the gateway's offered models). */
+  reportModelLists(lists: OfferedModels): void {
+    this.lists = lists;
+  }
 
   record(provider: string, latencyMs: number, ok: boolean): void {
     let window = this.windows.get(provider);
@@ -16,20 +46,34 @@ export class ProviderHealth {
     window.next = (window.next + 1) % this.size;
   }
 
-  report(): { provider: string; requests: number; p50_ms: number; p95_ms: number; error_rate: number }[] {
-    return [...this.windows]
-      .map(([provider, window]) => {
-        const sorted = [...window.latencies].sort((a, b) => a - b);
+  report(): ProviderReport[] {
+    const lists = new Map((this.lists?.status() ?? []).map((s) => [s.provider, listReport(s)]));
+    const providers = new Set([...this.windows.keys(), ...lists.keys()]);
+    return [...providers]
+      .map((provider) => {
+        const window = this.windows.get(provider);
+        const sorted = [...(window?.latencies ?? [])].sort((a, b) => a - b);
         const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-        const failures = window.failures.filter(Boolean).length;
+        const failures = window?.failures.filter(Boolean).length ?? 0;
         return {
           provider,
           requests: sorted.length,
           p50_ms: Math.round(at(0.5)),
           p95_ms: Math.round(at(0.95)),
           error_rate: sorted.length === 0 ? 0 : failures / sorted.length,
+          model_list: lists.get(provider) ?? null,
         };
       })
       .sort((a, b) => a.provider.localeCompare(b.provider));
   }
+}
+
+function listReport(status: ModelListStatus): ModelListReport {
+  return {
+    status: status.error !== null ? 'failing' : status.fetchedAt ? 'ok' : 'pending',
+    models: status.models,
+    fetched_at: status.fetchedAt?.toISOString() ?? null,
+    error: status.error,
+    failed_at: status.failedAt?.toISOString() ?? null,
+  };
 }

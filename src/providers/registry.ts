@@ -1,10 +1,13 @@
+import { apiFamilyOf } from '../catalog/classify.ts';
 import { callableModelId } from '../catalog/extra-models.ts';
 import type { ApiFamily, CatalogModel } from '../catalog/types.ts';
 import type { Adapters, Capability } from '../contracts/adapters.ts';
 import type { Upstream } from '../contracts/chat.ts';
 import type { ModalityUpstream } from '../contracts/modality.ts';
+import type { ModelLister } from '../contracts/model-list.ts';
 import { providerEnv, providerKey } from '../provider-env.ts';
 import { anthropicChat } from './anthropic/chat.ts';
+import { listAnthropicModels } from './anthropic/models.ts';
 import { anthropicMessages } from './anthropic/native.ts';
 import { COHERE_BASE_URL } from './cohere/api.ts';
 import { cohereEmbeddings } from './cohere/embeddings.ts';
@@ -19,19 +22,25 @@ import { elevenLabsMusic } from './elevenlabs/music.ts';
 import { elevenLabsSpeech } from './elevenlabs/speech.ts';
 import { geminiChat } from './gemini/chat.ts';
 import { geminiEmbeddings } from './gemini/embeddings.ts';
+import { listGeminiModels } from './gemini/models.ts';
 import { veoVideos } from './gemini/videos.ts';
 import { GOOGLE_VISION_BASE_URL } from './google-vision/api.ts';
 import { visionObjects } from './google-vision/objects.ts';
 import { localChat } from './local/chat.ts';
 import { localEmbeddings } from './local/embeddings.ts';
+import { localImages } from './local/images.ts';
 import { localModerations } from './local/moderations.ts';
+import { localSpeech } from './local/speech.ts';
+import { localTranscriptions } from './local/transcribe.ts';
 import { MESHY_BASE_URL, meshyTextTo3d } from './meshy/text-to-3d.ts';
 import { mistralModerations } from './mistral/moderations.ts';
 import { mistralOcr } from './mistral/ocr.ts';
+import { notOffered } from './offered-models.ts';
 import { openAiSpeech, openAiTranscriptions } from './openai/audio.ts';
 import { openAiChat } from './openai/chat.ts';
 import { openAiEmbeddings } from './openai/embeddings.ts';
 import { openAiImages } from './openai/images.ts';
+import { listOpenAiModels } from './openai/models.ts';
 import { openAiModerations } from './openai/moderations.ts';
 import { STABILITY_BASE_URL, stabilityImages } from './stability/images.ts';
 import { VOYAGE_BASE_URL } from './voyage/api.ts';
@@ -45,6 +54,11 @@ interface ProviderEntry {
   nativeBaseUrl?: string;
   /** The adapters of its own APIs; what it serves through an API family it speaks is in BY_API. */
   adapters?: Partial<Adapters>;
+  /**
+   * How to ask which models its key can use, when not its API family's list (LIST_BY_API); null for a provider
+   * with no such list, whose configured key alone makes its models available.
+   */
+  modelList?: ModelLister | null;
 }
 
 /**
@@ -54,7 +68,15 @@ interface ProviderEntry {
  */
 const PROVIDERS: Readonly<Record<string, ProviderEntry>> = {
   // The built-in models: no address, no key (src/providers/local).
-  local: { adapters: { embeddings: localEmbeddings, moderations: localModerations } },
+  local: {
+    adapters: {
+      embeddings: localEmbeddings,
+      moderations: localModerations,
+      images: localImages,
+      speech: localSpeech,
+      transcription: localTranscriptions,
+    },
+  },
   openai: {
     baseUrl: 'https://api.openai.com/v1',
     adapters: {
@@ -87,20 +109,33 @@ const PROVIDERS: Readonly<Record<string, ProviderEntry>> = {
     baseUrl: 'https://api.cohere.ai/compatibility/v1',
     nativeBaseUrl: COHERE_BASE_URL,
     adapters: { embeddings: cohereEmbeddings, rerank: cohereRerank },
+    // Its compatibility layer documents no model list, and its native one is of another shape.
+    modelList: null,
   },
-  voyageai: { baseUrl: VOYAGE_BASE_URL, adapters: { embeddings: voyageEmbeddings, rerank: voyageRerank } },
-  stability: { baseUrl: STABILITY_BASE_URL, adapters: { images: stabilityImages } },
-  deepl: { baseUrl: DEEPL_BASE_URL, adapters: { translations: deeplTranslate } },
-  'google-vision': { baseUrl: GOOGLE_VISION_BASE_URL, adapters: { detections: visionObjects } },
+  // The media and task providers below document no list of models a key can use.
+  voyageai: {
+    baseUrl: VOYAGE_BASE_URL,
+    adapters: { embeddings: voyageEmbeddings, rerank: voyageRerank },
+    modelList: null,
+  },
+  stability: { baseUrl: STABILITY_BASE_URL, adapters: { images: stabilityImages }, modelList: null },
+  deepl: { baseUrl: DEEPL_BASE_URL, adapters: { translations: deeplTranslate }, modelList: null },
+  'google-vision': {
+    baseUrl: GOOGLE_VISION_BASE_URL,
+    adapters: { detections: visionObjects },
+    modelList: null,
+  },
   deepgram: {
     baseUrl: DEEPGRAM_BASE_URL,
     adapters: { transcription: deepgramListen, realtime: deepgramLive },
+    modelList: null,
   },
   elevenlabs: {
     baseUrl: ELEVENLABS_BASE_URL,
     adapters: { speech: elevenLabsSpeech, music: elevenLabsMusic },
+    modelList: null,
   },
-  meshy: { baseUrl: MESHY_BASE_URL, adapters: { '3d': meshyTextTo3d } },
+  meshy: { baseUrl: MESHY_BASE_URL, adapters: { '3d': meshyTextTo3d }, modelList: null },
 };
 
 /** What any provider speaking an API family gets: chat for every family, embeddings for OpenAI-compatible ones. */
@@ -110,6 +145,21 @@ const BY_API: Readonly<Record<ApiFamily, Partial<Adapters>>> = {
   gemini: { chat: geminiChat },
   local: { chat: localChat },
 };
+
+/** The model list of each API family: OpenAI's `GET /models` for every OpenAI-compatible provider. */
+const LIST_BY_API: Readonly<Record<ApiFamily, ModelLister | undefined>> = {
+  openai: listOpenAiModels,
+  anthropic: listAnthropicModels,
+  gemini: listGeminiModels,
+  local: undefined,
+};
+
+/** How to ask the provider which models its key can use; undefined when it has no such list. */
+export function modelListerOf(provider: string): ModelLister | undefined {
+  const entry = PROVIDERS[provider];
+  if (entry && 'modelList' in entry) return entry.modelList ?? undefined;
+  return LIST_BY_API[apiFamilyOf(provider)];
+}
 
 /**
  * The adapter that serves `capability` for the model: chat always by the model's API family, the rest by the
@@ -131,13 +181,26 @@ export function baseUrlOf(provider: string, env: NodeJS.ProcessEnv): string | un
   return env[providerEnv(provider).baseUrlVar] || PROVIDERS[provider]?.baseUrl;
 }
 
-/** Whether a chat request for the model can be served: an adapter, a key and a base URL. */
+/**
+ * Why a chat request for the model cannot be served here, or undefined when it can: it needs an adapter, a key, a
+ * base URL, and the provider's model list naming it (when the provider has one and it was fetched:
+ * offered-models.ts).
+ */
+export function chatUnavailability(model: CatalogModel, env: NodeJS.ProcessEnv): string | undefined {
+  if (adapterFor(model, 'chat') === undefined) return 'no adapter speaks its API yet';
+  return configurationMissing(model, env) ?? notOffered(model, env);
+}
+
 export function isAvailable(model: CatalogModel, env: NodeJS.ProcessEnv): boolean {
-  return (
-    adapterFor(model, 'chat') !== undefined &&
-    apiKeyOf(model.provider, env) !== undefined &&
-    (model.api === 'local' || baseUrlOf(model.provider, env) !== undefined)
-  );
+  return chatUnavailability(model, env) === undefined;
+}
+
+/** What the operator must set for the model's provider to be called (`set OPENAI_API_KEY`), or undefined. */
+export function configurationMissing(model: CatalogModel, env: NodeJS.ProcessEnv): string | undefined {
+  const names = providerEnv(model.provider);
+  if (apiKeyOf(model.provider, env) === undefined) return `set ${names.keyVars.join(' or ')}`;
+  if (model.api === 'local' || baseUrlOf(model.provider, env) !== undefined) return undefined;
+  return `set ${names.baseUrlVar}`;
 }
 
 /** Where and how to call a chat model, or undefined when the gateway has no key or no address for it. */

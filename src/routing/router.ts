@@ -3,6 +3,7 @@ import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { priceCharge } from '../contracts/money.ts';
 import type { ProviderHealth } from '../providers/health.ts';
+import { offeredModelsOf } from '../providers/offered-models.ts';
 import { isAvailable } from '../providers/registry.ts';
 import { type ComplexityInput, estimateComplexity } from './complexity.ts';
 import { Conversations } from './conversations.ts';
@@ -158,7 +159,8 @@ const usd = (nanos: bigint) => `$${(Number(nanos) / 1e9).toFixed(6)}`;
  * provider's latency and a quality figure, and one chosen by the strategy (x-routing). See docs/routing.md.
  */
 export class Router {
-  private available: CatalogModel[] | undefined;
+  /** The pool, and the version of the providers' model lists it was drawn under. */
+  private available: { models: CatalogModel[]; listsVersion: number | undefined } | undefined;
   private readonly conversations: Conversations;
   private readonly quality: QualitySource;
   private readonly operatorAllows: (id: string) => boolean;
@@ -171,10 +173,13 @@ export class Router {
   }
 
   /**
-   * The priced chat models whose provider is configured, within the operator's lists. The built-in local models
-   * count only while no real provider is configured, so the demo routes but never beside real models.
+   * The priced chat models whose provider is configured and offers them (its model list names them, once fetched),
+   * that are not deprecated, within the operator's lists. The built-in local models count only while no real
+   * provider is configured, so the demo routes but never beside real models. Drawn again when a list changes.
    */
   private pool(): CatalogModel[] {
+    const listsVersion = offeredModelsOf(this.deps.env)?.version;
+    if (this.available?.listsVersion !== listsVersion) this.available = undefined;
     if (!this.available) {
       const usable = this.deps.catalog
         .list({ modality: 'text' })
@@ -187,9 +192,10 @@ export class Router {
             isAvailable(m, this.deps.env),
         );
       const real = usable.filter((m) => m.provider !== 'local');
-      this.available = (real.length > 0 ? real : usable).filter((m) => this.operatorAllows(m.id));
+      const models = (real.length > 0 ? real : usable).filter((m) => this.operatorAllows(m.id));
+      this.available = { models, listsVersion };
     }
-    return this.available;
+    return this.available.models;
   }
 
   /** The decision for a request; a preview (`remember: false`) leaves the conversations as they were. */

@@ -23,8 +23,8 @@ const get = (path: string) =>
   fetch(`${gateway.url}/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
 
 describe('GET /v1/models', () => {
-  it('lists over 1,000 models from over 40 providers in the standard list shape', async () => {
-    const response = await get('/models');
+  it('lists over 1,000 models from over 40 providers in the standard list shape with all=true', async () => {
+    const response = await get('/models?all=true');
     expect(response.status).toBe(200);
     const body = await json(response);
     expect(body.object).toBe('list');
@@ -53,16 +53,35 @@ describe('GET /v1/models', () => {
     });
   });
 
+  it('lists by default only what this gateway can serve now, saying why the rest cannot be', async () => {
+    const served = (await json(await get('/models'))).data;
+    expect(served.every((m: { available: boolean }) => m.available)).toBe(true);
+    const ids = served.map((m: { id: string }) => m.id);
+    expect(ids).toEqual(expect.arrayContaining(['openai/gpt-4o', 'local/echo']));
+    expect(ids).not.toContain('anthropic/claude-sonnet-4-5');
+    const rest = (await json(await get('/models?available=false'))).data;
+    expect(rest.find((m: { id: string }) => m.id === 'anthropic/claude-sonnet-4-5')).toMatchObject({
+      available: false,
+      availability_reason: 'set ANTHROPIC_API_KEY',
+    });
+    expect(served.find((m: { id: string }) => m.id === 'openai/gpt-4o')).toMatchObject({
+      availability_reason: null,
+    });
+  });
+
   it('filters by modality and provider', async () => {
-    const embeddings = await json(await get('/models?modality=embedding'));
+    const embeddings = await json(await get('/models?modality=embedding&all=true'));
     expect(embeddings.data.length).toBeGreaterThan(10);
     expect(embeddings.data.every((m: { modality: string }) => m.modality === 'embedding')).toBe(true);
-    const anthropic = await json(await get('/models?provider=anthropic&modality=text'));
+    const anthropic = await json(await get('/models?provider=anthropic&modality=text&all=true'));
     expect(anthropic.data.length).toBeGreaterThan(10);
     expect(anthropic.data.every((m: { provider: string }) => m.provider === 'anthropic')).toBe(true);
-    expect((await json(await get('/models?provider=nobody'))).data).toEqual([]);
+    expect((await json(await get('/models?provider=nobody&all=true'))).data).toEqual([]);
     // Matched ignoring case, as ids are.
-    expect((await json(await get('/models?provider=Anthropic&modality=text'))).data).toEqual(anthropic.data);
+    expect((await json(await get('/models?provider=Anthropic&modality=text&all=true'))).data).toEqual(
+      anthropic.data,
+    );
+    expect((await json(await get('/models?provider=anthropic'))).data).toEqual([]);
   });
 
   it('refuses an unknown modality, naming the parameter', async () => {
@@ -180,7 +199,11 @@ describe('the catalog through the official openai SDK', () => {
     const client = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
     const ids: string[] = [];
     for await (const m of client.models.list()) ids.push(m.id);
-    expect(ids).toContain('anthropic/claude-sonnet-4-5');
+    expect(ids).toContain('openai/gpt-4o');
+    expect(ids).not.toContain('anthropic/claude-sonnet-4-5');
+    const all: string[] = [];
+    for await (const m of client.models.list({ query: { all: 'true' } } as never)) all.push(m.id);
+    expect(all).toContain('anthropic/claude-sonnet-4-5');
     // The SDK encodes the slash of the id (openai%2Fgpt-4o).
     const retrieved = await client.models.retrieve('openai/gpt-4o');
     expect(retrieved).toMatchObject({ id: 'openai/gpt-4o', object: 'model', owned_by: 'openai' });

@@ -169,7 +169,8 @@ describe('the Python SDKs’ body-less requests, byte for byte', () => {
     const answer = await send(request('anthropic.models.list'), {});
     expect(answer.status).toBe(200);
     expect(answer.headers['content-encoding']).toBe('gzip');
-    expect((answer.body as { data: unknown[] }).data.length).toBeGreaterThan(100);
+    // The models this gateway serves (the list's default): large enough to be compressed.
+    expect((answer.body as { data: unknown[] }).data.length).toBeGreaterThan(10);
   });
 });
 

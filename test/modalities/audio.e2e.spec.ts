@@ -639,7 +639,7 @@ describe('POST /v1/audio/speech', () => {
 describe('GET /v1/models for audio', () => {
   it('lists speech-to-text models with per-minute prices, and the two realtime ones with realtime and async', async () => {
     const list: Json = await json(
-      await fetch(`${gateway.url}/v1/models?modality=audio-stt`, { headers: auth() }),
+      await fetch(`${gateway.url}/v1/models?modality=audio-stt&all=true`, { headers: auth() }),
     );
     const byId = new Map<string, Json>(list.data.map((m: Json) => [m.id, m]));
     expect(byId.get('openai/whisper-1')).toMatchObject({
@@ -663,7 +663,7 @@ describe('GET /v1/models for audio', () => {
 
   it('lists text-to-speech models with per-character prices', async () => {
     const list: Json = await json(
-      await fetch(`${gateway.url}/v1/models?modality=audio-tts`, { headers: auth() }),
+      await fetch(`${gateway.url}/v1/models?modality=audio-tts&all=true`, { headers: auth() }),
     );
     const byId = new Map<string, Json>(list.data.map((m: Json) => [m.id, m]));
     expect(byId.get('openai/tts-1')).toMatchObject({

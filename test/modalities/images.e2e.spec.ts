@@ -587,7 +587,7 @@ describe('image URLs on a gateway that keeps to public addresses', () => {
 
 describe('GET /v1/models?modality=image', () => {
   it('lists the image models with per-image prices and whether this gateway serves them', async () => {
-    const response = await fetch(`${gateway.url}/v1/models?modality=image`, {
+    const response = await fetch(`${gateway.url}/v1/models?modality=image&all=true`, {
       headers: { authorization: `Bearer ${key}` },
     });
     const models: Json[] = (await json(response)).data;

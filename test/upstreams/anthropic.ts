@@ -12,6 +12,7 @@ import {
   str,
   words,
 } from './model.ts';
+import type { ModelListState } from './model-list.ts';
 import type { Upstream } from './types.ts';
 
 /**
@@ -19,7 +20,55 @@ import type { Upstream } from './types.ts';
  * Thinking blocks appear for reasoning model ids and when the request enables `thinking`.
  */
 export function startAnthropicUpstream(): Promise<Upstream> {
-  return startUpstream({ handle, errorReply, rateLimited });
+  return startUpstream(anthropicProvider);
+}
+
+/**
+ * `GET /v1/models` as Anthropic documents it: most recent first, `limit` 1 to 1000 (default 20), `after_id` /
+ * `before_id` cursors, answering `{data: [{type: "model", id, display_name, created_at}], has_more, first_id,
+ * last_id}`; a key (`x-api-key`, or a Bearer token) and `anthropic-version` required.
+ */
+function listModels(request: Incoming, models: ModelListState): Reply | undefined {
+  if (request.method !== 'GET' || request.path !== '/v1/models') return undefined;
+  const { seq, query } = request;
+  return models.answer(
+    () => {
+      // Anthropic's newer SDKs send the key as a Bearer token.
+      if (!request.headers['x-api-key'] && !/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) {
+        return error(401, seq, 'authentication_error', 'x-api-key header is required');
+      }
+      if (!request.headers['anthropic-version']) {
+        return error(400, seq, 'invalid_request_error', 'anthropic-version: header is required');
+      }
+      const asked = query.limit === undefined ? undefined : Number(query.limit);
+      if (asked !== undefined && !(Number.isInteger(asked) && asked >= 1 && asked <= 1000)) {
+        return error(400, seq, 'invalid_request_error', 'limit: Input should be less than or equal to 1000');
+      }
+      const ids = [...models.ids()];
+      const size = models.page(asked, 20, 1000);
+      const cursor = query.after_id ?? query.before_id;
+      const at = cursor === undefined ? -1 : ids.indexOf(cursor);
+      if (cursor !== undefined && at < 0) {
+        return error(400, seq, 'invalid_request_error', `Invalid cursor: ${cursor}`);
+      }
+      const start = query.before_id !== undefined ? Math.max(0, at - size) : at + 1;
+      const end = query.before_id !== undefined ? at : Math.min(ids.length, start + size);
+      const page = ids.slice(start, end);
+      const data = page.map((id, i) => ({
+        type: 'model',
+        id,
+        display_name: id,
+        created_at: new Date(Date.UTC(2025, 0, 1) - (start + i) * 86_400_000).toISOString(),
+      }));
+      const hasMore = query.before_id !== undefined ? start > 0 : end < ids.length;
+      return {
+        status: 200,
+        headers: headers(seq),
+        body: { data, has_more: hasMore, first_id: page[0] ?? null, last_id: page.at(-1) ?? null },
+      };
+    },
+    (status) => errorReply(status, seq),
+  );
 }
 
 function handle(request: Incoming): Reply {
@@ -289,4 +338,10 @@ function rateLimited(retryAfterSeconds: number, seq: number): Reply {
 }
 
 /** The chat simulator as a provider, for simulators that add endpoints around it (the batch APIs). */
-export const anthropicProvider: Provider = { handle, errorReply, rateLimited };
+export const anthropicProvider: Provider = {
+  handle,
+  errorReply,
+  rateLimited,
+  listModels,
+  family: 'anthropic',
+};

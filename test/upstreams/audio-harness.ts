@@ -61,6 +61,10 @@ export async function startAudioUpstream(provider: AudioProvider): Promise<Upstr
 
   async function serve(req: IncomingMessage, res: ServerResponse, n: number): Promise<void> {
     const incoming = await readRequest(req, n);
+    // The gateway asks for model lists at start and on a schedule: this simulator has none (the gateway then counts
+    // the provider's models available), and the asks are neither recorded nor given a script.
+    if (incoming.method === 'GET' && /\/models$/.test(incoming.path))
+      return send(res, provider.errorReply(404));
     requests.push(record(incoming));
     const script = queue.shift() ?? { kind: 'ok' };
     switch (script.kind) {

@@ -67,6 +67,10 @@ export async function startBinaryUpstream(provider: BinaryProvider): Promise<Ups
 
   async function serve(req: IncomingMessage, res: ServerResponse, n: number): Promise<void> {
     const incoming = await readRequest(req, n);
+    // The gateway asks for model lists at start and on a schedule: this simulator has none (the gateway then counts
+    // the provider's models available), and the asks are neither recorded nor given a script.
+    if (incoming.method === 'GET' && /\/models$/.test(incoming.path))
+      return send(res, provider.errorReply(404));
     const files = Object.fromEntries(
       Object.entries(incoming.files).map(([name, f]) => [
         name,

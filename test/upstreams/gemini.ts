@@ -10,6 +10,7 @@ import {
   reasoningModel,
   str,
 } from './model.ts';
+import type { ModelListState } from './model-list.ts';
 import type { Upstream } from './types.ts';
 
 /**
@@ -19,7 +20,60 @@ import type { Upstream } from './types.ts';
  * SSE events end in CRLF; in a stream only the last chunk's usageMetadata is complete.
  */
 export function startGeminiUpstream(): Promise<Upstream> {
-  return startUpstream({ handle, errorReply, rateLimited });
+  return startUpstream(geminiProvider);
+}
+
+/** What each kind of model answers to, as `models.list` reports it. */
+const methodsOf = (id: string) =>
+  /embed/.test(id)
+    ? ['embedContent', 'batchEmbedContents', 'asyncBatchEmbedContent']
+    : /^veo-/.test(id)
+      ? ['predictLongRunning']
+      : /^imagen-/.test(id)
+        ? ['predict']
+        : ['generateContent', 'countTokens', 'createCachedContent', 'batchGenerateContent'];
+
+/**
+ * `models.list` as Google documents it: `GET /v1beta/models`, the key as `x-goog-api-key` or `?key=`, `pageSize`
+ * (default 50, at most 1000) and `pageToken`, answering `{models: [{name: "models/...", baseModelId, version,
+ * displayName, inputTokenLimit, outputTokenLimit, supportedGenerationMethods, ...}], nextPageToken}`.
+ */
+function listModels(request: Incoming, models: ModelListState): Reply | undefined {
+  if (request.method !== 'GET' || !/^\/(v1beta|v1)\/models$/.test(request.path)) return undefined;
+  return models.answer(
+    () => {
+      const key = request.headers['x-goog-api-key'] ?? request.query.key;
+      if (!key)
+        return error(
+          403,
+          "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+        );
+      const asked = request.query.pageSize === undefined ? undefined : Number(request.query.pageSize);
+      const size = models.page(asked && asked > 0 ? asked : undefined, 50, 1000);
+      const token = request.query.pageToken;
+      const start = token ? Number(Buffer.from(token, 'base64url').toString()) : 0;
+      if (!Number.isInteger(start) || start < 0) return error(400, 'Invalid page token.');
+      const ids = models.ids();
+      const page = ids.slice(start, start + size).map((id) => ({
+        name: `models/${id}`,
+        baseModelId: id,
+        version: '001',
+        displayName: id,
+        description: `The simulator's ${id}.`,
+        inputTokenLimit: 1_048_576,
+        outputTokenLimit: 65_536,
+        supportedGenerationMethods: methodsOf(id),
+      }));
+      const next =
+        start + size < ids.length ? Buffer.from(String(start + size)).toString('base64url') : undefined;
+      return {
+        status: 200,
+        headers: headers(),
+        body: { ...(page.length > 0 && { models: page }), ...(next && { nextPageToken: next }) },
+      };
+    },
+    (status) => errorReply(status),
+  );
 }
 
 const route = /^\/(v1beta|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/;
@@ -277,4 +331,10 @@ function rateLimited(retryAfterSeconds: number): Reply {
 }
 
 /** The chat simulator as a provider, for simulators that add endpoints around it (the batch APIs). */
-export const geminiProvider: Provider = { handle, errorReply, rateLimited };
+export const geminiProvider: Provider = {
+  handle,
+  errorReply,
+  rateLimited,
+  listModels,
+  family: 'gemini',
+};

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ModelListState } from './model-list.ts';
 import type { ModelBehaviour, RecordedRequest, Script, Upstream } from './types.ts';
 
 /** A whole reply: a JSON (or raw text) body, or a body written chunk by chunk. */
@@ -22,6 +23,10 @@ export interface Incoming extends RecordedRequest {
 
 export interface Provider {
   handle(request: Incoming): Reply;
+  /** The provider's model list, for a request to its list endpoint; undefined for any other request. */
+  listModels?(request: Incoming, list: ModelListState): Reply | undefined;
+  /** The API family whose catalog ids the list offers by default. */
+  family?: 'openai' | 'anthropic' | 'gemini';
   /** The provider's own error body for a bare scripted status. */
   errorReply(status: number, seq: number): Reply;
   rateLimited(retryAfterSeconds: number, seq: number): Reply;
@@ -32,6 +37,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
   const requests: RecordedRequest[] = [];
   const queue: Script[] = [];
   const behaviours = new Map<string, ModelBehaviour>();
+  const list = new ModelListState(provider.family ?? 'openai');
   let seq = 0;
   let connections = 0;
   const timers = new Set<NodeJS.Timeout>();
@@ -52,6 +58,12 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
 
   async function serve(req: IncomingMessage, res: ServerResponse, seq: number): Promise<void> {
     const incoming = await readRequest(req, seq);
+    // The gateway asks for model lists at start and on a schedule: never recorded, never given a script.
+    const listed = provider.listModels?.(incoming, list);
+    if (listed) return send(res, listed);
+    if (incoming.method === 'GET' && /\/models$/.test(incoming.path)) {
+      return send(res, provider.errorReply(404, incoming.seq));
+    }
     const { seq: _seq, invalidJson: _invalid, ...recorded } = incoming;
     requests.push(recorded);
     const script = queue.shift() ?? { kind: 'ok' };
@@ -130,6 +142,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     script: (next) => void queue.push(next),
     behave: (model, behaviour) => void behaviours.set(model, behaviour),
     connections: () => connections,
+    ...(provider.listModels && { models: list }),
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();

@@ -13,6 +13,7 @@ import {
   str,
   words,
 } from './model.ts';
+import type { ModelListState } from './model-list.ts';
 import { legacyCompletion } from './openai-legacy.ts';
 import type { Upstream } from './types.ts';
 
@@ -21,23 +22,34 @@ import type { Upstream } from './types.ts';
  * `reasoning_content` for reasoning output. The gateway's base URL is `${url}/v1`, as OPENAI_BASE_URL is.
  */
 export function startOpenAiUpstream(): Promise<Upstream> {
-  return startUpstream({ handle, errorReply, rateLimited });
+  return startUpstream(openAiProvider);
 }
 
-const models = ['gpt-4o', 'gpt-4o-mini', 'o3', 'gpt-5'];
+/**
+ * `GET /v1/models` as OpenAI documents it: `{object: "list", data: [{id, object: "model", created, owned_by}]}`,
+ * every model the key can use in one answer (no paging), a Bearer key required.
+ */
+export function listOpenAiModels(request: Incoming, list: ModelListState): Reply | undefined {
+  if (request.method !== 'GET' || request.path !== '/v1/models') return undefined;
+  const { seq } = request;
+  return list.answer(
+    () => {
+      if (!/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) return errorReply(401, seq);
+      const data = list
+        .ids()
+        .map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'system' }));
+      return { status: 200, headers: headers(seq), body: { object: 'list', data } };
+    },
+    (status) => errorReply(status, seq),
+  );
+}
 
 function handle(request: Incoming): Reply {
   const { method, path, seq } = request;
   const route = `${method} ${path}`;
   if (route === 'POST /v1/completions') return legacyCompletion(request, headers(seq));
-  if (route !== 'POST /v1/chat/completions' && route !== 'GET /v1/models') {
-    return error(404, seq, { message: `Invalid URL (${route})` });
-  }
+  if (route !== 'POST /v1/chat/completions') return error(404, seq, { message: `Invalid URL (${route})` });
   if (!/^Bearer\s+\S+/i.test(request.headers.authorization ?? '')) return errorReply(401, seq);
-  if (route === 'GET /v1/models') {
-    const data = models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'system' }));
-    return { status: 200, headers: headers(seq), body: { object: 'list', data } };
-  }
   const body = request.body;
   if (request.invalidJson || !isObj(body)) {
     return error(400, seq, {
@@ -321,4 +333,10 @@ function rateLimited(retryAfterSeconds: number, seq: number): Reply {
 }
 
 /** The chat simulator as a provider, for simulators that add endpoints around it (the batch APIs). */
-export const openAiProvider: Provider = { handle, errorReply, rateLimited };
+export const openAiProvider: Provider = {
+  handle,
+  errorReply,
+  rateLimited,
+  listModels: listOpenAiModels,
+  family: 'openai',
+};

@@ -8,7 +8,24 @@ export interface Upstream {
   behave?(model: string, behaviour: ModelBehaviour): void;
   /** TCP connections accepted so far (the JSON and SSE simulators): whether the gateway kept its connection alive between calls. */
   connections?(): number;
+  /** The provider's own model list (OpenAI's, Anthropic's and Gemini's simulators). */
+  models?: ModelListControl;
   close(): Promise<void>;
+}
+
+/**
+ * What a simulator's model list answers. List calls take no script and are not in `requests`: the gateway asks at
+ * start and on a schedule.
+ */
+export interface ModelListControl {
+  /** The ids listed from now on; none given: every id the catalog sends to the simulator's API family (the default). */
+  offer(ids?: readonly string[]): void;
+  /** Answer list calls with this status from now on (the provider's own error body); none given: answer again. */
+  fail(status?: number): void;
+  /** The largest page answered whatever the request asks, so that paging shows; none given: the provider's own. */
+  pageSize(size?: number): void;
+  /** List calls received so far (pages count one each). */
+  calls(): number;
 }
 
 /** One model's own ways: a delay before it answers, and (OpenAI's format) its own reply to the last user text. */

@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, json as jsonOf } from '../support/json.ts';
@@ -230,14 +231,24 @@ describe('OpenAI simulator', () => {
   });
 
   it('lists models and answers unknown paths with OpenAI’s 404', async () => {
+    // By default every id the catalog sends to OpenAI-compatible providers; a test may restrict it.
+    const all = await jsonOf(await fetch(`${upstream.url}/v1/models`, { headers: auth }));
+    expect(all.object).toBe('list');
+    expect(all.data.map((m: Json) => m.id)).toEqual(
+      expect.arrayContaining(['gpt-4o', 'omni-moderation-latest']),
+    );
+    upstream.models?.offer(['gpt-4o', 'o3']);
     const models = await jsonOf(await fetch(`${upstream.url}/v1/models`, { headers: auth }));
-    expect(models.object).toBe('list');
     expect(models.data[0]).toEqual({
       id: 'gpt-4o',
       object: 'model',
       created: expect.any(Number),
       owned_by: 'system',
     });
+    expect((await fetch(`${upstream.url}/v1/models`)).status).toBe(401);
+    upstream.models?.offer();
+    // List calls are outside the recorded requests and the script queue.
+    expect(upstream.requests.some((r) => r.path === '/v1/models')).toBe(false);
     const missing = await post(`${upstream.url}/v1/embeddingz`, auth, {});
     expect(missing.status).toBe(404);
     expect((await jsonOf(missing)).error.message).toBe('Invalid URL (POST /v1/embeddingz)');
@@ -246,6 +257,14 @@ describe('OpenAI simulator', () => {
   describe('through the official openai SDK', () => {
     const client = (options: { maxRetries?: number } = {}) =>
       new OpenAI({ apiKey: 'sk-test', baseURL: `${upstream.url}/v1`, maxRetries: options.maxRetries ?? 0 });
+
+    it('lists the models the simulator offers', async () => {
+      upstream.models?.offer(['gpt-4o-mini', 'gpt-5']);
+      const listed = [];
+      for await (const model of client().models.list()) listed.push(model.id);
+      upstream.models?.offer();
+      expect(listed).toEqual(['gpt-4o-mini', 'gpt-5']);
+    });
 
     it('creates a completion', async () => {
       const completion = await client().chat.completions.create({
@@ -344,6 +363,30 @@ describe('Anthropic simulator', () => {
   });
   afterAll(async () => {
     await upstream?.close();
+  });
+
+  it('lists models in pages as Anthropic does, which the official SDK follows', async () => {
+    upstream.models?.offer(['claude-opus-4-6', 'claude-sonnet-4-5-20250929', 'claude-3-haiku-20240307']);
+    upstream.models?.pageSize(2);
+    const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: upstream.url, maxRetries: 0 });
+    const listed = [];
+    for await (const model of client.models.list()) listed.push(model.id);
+    expect(listed).toEqual(['claude-opus-4-6', 'claude-sonnet-4-5-20250929', 'claude-3-haiku-20240307']);
+    const first = await jsonOf(await fetch(`${upstream.url}/v1/models?limit=2`, { headers: auth }));
+    expect(first).toMatchObject({
+      has_more: true,
+      first_id: 'claude-opus-4-6',
+      last_id: 'claude-sonnet-4-5-20250929',
+    });
+    expect(first.data[0]).toEqual({
+      type: 'model',
+      id: 'claude-opus-4-6',
+      display_name: expect.any(String),
+      created_at: expect.any(String),
+    });
+    expect((await fetch(`${upstream.url}/v1/models`, { headers: { 'x-api-key': 'k' } })).status).toBe(400);
+    upstream.models?.offer();
+    upstream.models?.pageSize();
   });
 
   it('answers a message with the top-level system prompt counted', async () => {
@@ -614,6 +657,24 @@ describe('Gemini simulator', () => {
   });
   afterAll(async () => {
     await upstream?.close();
+  });
+
+  it('lists models in pages with resource names and generation methods, as models.list does', async () => {
+    upstream.models?.offer(['gemini-2.5-flash', 'gemini-embedding-001', 'veo-3.0-generate-001']);
+    const first = await jsonOf(await fetch(`${upstream.url}/v1beta/models?pageSize=2`, { headers: auth }));
+    expect(first.models.map((m: Json) => m.name)).toEqual([
+      'models/gemini-2.5-flash',
+      'models/gemini-embedding-001',
+    ]);
+    expect(first.models[0].supportedGenerationMethods).toContain('generateContent');
+    expect(first.models[1].supportedGenerationMethods).toContain('embedContent');
+    const second = await jsonOf(
+      await fetch(`${upstream.url}/v1beta/models?pageSize=2&key=AIza-test&pageToken=${first.nextPageToken}`),
+    );
+    expect(second.models.map((m: Json) => m.name)).toEqual(['models/veo-3.0-generate-001']);
+    expect(second.nextPageToken).toBeUndefined();
+    expect((await fetch(`${upstream.url}/v1beta/models`)).status).toBe(403);
+    upstream.models?.offer();
   });
 
   it('answers generateContent with usageMetadata and modelVersion', async () => {

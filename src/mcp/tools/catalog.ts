@@ -21,8 +21,8 @@ export const listModelsTool = defineTool({
   name: 'list_models',
   title: 'List models',
   description:
-    'Lists the models of the gateway with their prices (USD), context window, capabilities and whether this ' +
-    'gateway can serve them now; filter by modality, provider and capability (GET /v1/models).',
+    'Lists the models this gateway can serve now (or, with all, the whole catalog) with their prices (USD), ' +
+    'context window, capabilities and availability; filter by modality, provider and capability (GET /v1/models).',
   access: 'read',
   input: z.object({
     modality: z.enum(MODALITIES).optional(),
@@ -36,9 +36,14 @@ export const listModelsTool = defineTool({
         'Only models with this capability, e.g. vision or function_calling (see the capabilities list)',
       ),
     limit: z.number().int().min(1).max(1000).default(100).describe('At most this many models'),
+    all: z
+      .boolean()
+      .default(false)
+      .describe('The whole catalog, including models this gateway cannot serve now (with why not)'),
   }),
-  async run({ modality, provider, capability, limit }, { twin }) {
-    const answer = await twin({ method: 'GET', path: '/v1/models', query: { modality, provider } });
+  async run({ modality, provider, capability, limit, all: whole }, { twin }) {
+    const query = { modality, provider, ...(whole && { all: 'true' }) };
+    const answer = await twin({ method: 'GET', path: '/v1/models', query });
     const all = body<{ data?: { capabilities?: string[] }[] }>(answer).data ?? [];
     const matching = capability ? all.filter((m) => m.capabilities?.includes(capability)) : all;
     return { total: matching.length, data: matching.slice(0, limit) };

@@ -6,7 +6,9 @@ import { ModelRecord, modelRecord } from '../../../catalog/record.ts';
 import { SchemaBlock, schemaBlock } from '../../../catalog/schema-block.ts';
 import { type Catalog, type CatalogModel, MODALITIES } from '../../../catalog/types.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
-import { isServable } from '../../../modalities/availability.ts';
+import { JOB_KINDS } from '../../../jobs/kinds.ts';
+import { jobEndpoint } from '../../../jobs/service.ts';
+import { availabilityOf, type ModalityEndpoints } from '../../../modalities/availability.ts';
 import { endpointDefault } from './model-defaults.ts';
 
 const ModelList = z.object({ object: z.literal('list'), data: z.array(ModelRecord) });
@@ -41,6 +43,11 @@ const CapabilityList = z.object({
   cache: CacheCapability.optional(),
 });
 
+/** The asynchronous jobs' endpoints (video, music, 3D), which serve models of their own modalities. */
+const JOB_ENDPOINTS: ModalityEndpoints = Object.fromEntries(
+  Object.values(JOB_KINDS).map((kind) => [kind.catalogModality, jobEndpoint(kind)]),
+);
+
 const notFound = (id: string) =>
   new RequestRefused(
     'model_not_found',
@@ -59,13 +66,16 @@ export const modelRoutes =
     cache?: CacheCapability,
   ): FastifyPluginAsyncZod =>
   async (app) => {
+    const availability = (model: CatalogModel) => availabilityOf(model, env, JOB_ENDPOINTS);
     const find = (id: string): CatalogModel => {
-      const model = findNamedModel(catalog, id, { servable: (candidate) => isServable(candidate, env) });
+      const model = findNamedModel(catalog, id, {
+        servable: (candidate) => availability(candidate).available,
+      });
       if (!model) throw notFound(id);
       return model;
     };
     const detail = (model: CatalogModel) => ({
-      ...modelRecord(model, isServable(model, env)),
+      ...modelRecord(model, availability(model)),
       schema: schemaBlock(model, publicBaseUrl()),
     });
 
@@ -76,21 +86,25 @@ export const modelRoutes =
           querystring: z.object({
             modality: z.enum(MODALITIES).optional(),
             provider: z.string().optional(),
-            /** `true`: only the models this gateway can serve now; `false`: only those it cannot. */
+            /** `true` (the default unless `all`): only the models this gateway can serve now; `false`: only the rest. */
             available: z.enum(['true', 'false']).optional(),
+            /** `true`: the whole catalog, servable or not (what `available` does not filter). */
+            all: z.enum(['true', 'false']).optional(),
           }),
           response: { 200: ModelList },
         },
       },
       async (request) => {
-        const { available, ...filter } = request.query;
-        const records = catalog.list(filter).map((m) => modelRecord(m, isServable(m, env)));
+        const { available, all, ...filter } = request.query;
+        // A client's model picker shows what answers; the whole catalog is one parameter away.
+        const wanted = available ?? (all === 'true' ? undefined : 'true');
+        const records = catalog.list(filter).map((m) => modelRecord(m, availability(m)));
         return {
           object: 'list' as const,
           data:
-            available === undefined
+            wanted === undefined
               ? records
-              : records.filter((record) => record.available === (available === 'true')),
+              : records.filter((record) => record.available === (wanted === 'true')),
         };
       },
     );
