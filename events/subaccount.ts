@@ -3,6 +3,28 @@ import { Nanos } from './money.ts';
 
 /** Events of the `subaccount-{subAccountId}` stream. */
 
+/** A markup in hundredths of a percent (`markup_percent` 12.5 is 1250): an integer, so prices never go through a float. */
+const MarkupBasisPoints = z.number().int().min(0).max(100_000);
+
+/** The first override whose model pattern (`*` for any run of characters) matches wins over the sub-account's markup. */
+export const PriceOverride = z.object({ model: z.string(), markupBasisPoints: MarkupBasisPoints });
+
+/**
+ * The reseller's settings of a sub-account beyond its cap: its price book (a markup over what the account pays,
+ * with per-model overrides), how its cap renews, its tokens-per-minute limit and the models it may use. Absent in
+ * events written before they existed: no markup, a lifetime cap, no token limit, every model.
+ */
+const ResellerSettings = {
+  markupBasisPoints: MarkupBasisPoints.optional(),
+  priceOverrides: z.array(PriceOverride).optional(),
+  /** How the spend cap renews (UTC calendar periods); null: for life. */
+  spendCapReset: z.enum(['daily', 'weekly', 'monthly']).nullable().optional(),
+  /** Tokens per minute, input and output; null: no limit of its own (the account's applies). */
+  rateLimitTpm: z.number().int().positive().nullable().optional(),
+  /** Model patterns it may use; null: every model. */
+  allowedModels: z.array(z.string()).nullable().optional(),
+};
+
 export const SubAccountCreated = z.object({
   subAccountId: z.string(),
   accountId: z.string(),
@@ -16,6 +38,7 @@ export const SubAccountCreated = z.object({
   keyId: z.string(),
   keyHash: z.string().regex(/^[0-9a-f]{64}$/),
   keyPrefix: z.string(),
+  ...ResellerSettings,
 });
 
 export const SubAccountUpdated = z.object({
@@ -26,6 +49,7 @@ export const SubAccountUpdated = z.object({
   spendCapNanos: Nanos.optional(),
   rateLimitRpm: z.number().int().positive().optional(),
   defaultTag: z.string().nullable().optional(),
+  ...ResellerSettings,
 });
 
 /** The sub-account's key stops working at once; its history stays. */

@@ -1,4 +1,5 @@
-import type { SubAccountEvent } from '../../events/subaccount.ts';
+import type { z } from 'zod';
+import type { PriceOverride, SubAccountEvent } from '../../events/subaccount.ts';
 import { DomainError } from '../errors.ts';
 
 export interface SubAccountState {
@@ -34,7 +35,17 @@ export function evolve(state: SubAccountState, event: SubAccountEvent): SubAccou
   }
 }
 
-export interface SubAccountSettings {
+/** The reseller's settings (events/subaccount.ts): validated by the caller, recorded as given. */
+export interface ResellerSettings {
+  markupBasisPoints?: number;
+  priceOverrides?: z.infer<typeof PriceOverride>[];
+  spendCapReset?: 'daily' | 'weekly' | 'monthly' | null;
+  /** Already capped at the account's own limit by the caller. */
+  rateLimitTpm?: number | null;
+  allowedModels?: string[] | null;
+}
+
+export interface SubAccountSettings extends ResellerSettings {
   name?: string;
   externalRef?: string | null;
   spendCapNanos?: bigint;
@@ -56,6 +67,7 @@ export type SubAccountCommand =
       rateLimitRpm: number;
       defaultTag: string | null;
       key: { keyId: string; keyHash: string; keyPrefix: string };
+      reseller: ResellerSettings;
     }
   | { type: 'UpdateSubAccount'; accountId: string; changes: SubAccountSettings }
   | { type: 'DeleteSubAccount'; accountId: string };
@@ -89,6 +101,7 @@ export function decide(command: SubAccountCommand, state: SubAccountState): SubA
             rateLimitRpm: command.rateLimitRpm,
             defaultTag: command.defaultTag,
             ...command.key,
+            ...given(command.reseller),
           },
         },
       ];
@@ -106,6 +119,7 @@ export function decide(command: SubAccountCommand, state: SubAccountState): SubA
         ...(changes.spendCapNanos === undefined ? {} : { spendCapNanos: changes.spendCapNanos.toString() }),
         ...(changes.rateLimitRpm === undefined ? {} : { rateLimitRpm: changes.rateLimitRpm }),
         ...(changes.defaultTag === undefined ? {} : { defaultTag: changes.defaultTag }),
+        ...given(changes),
       };
       return Object.keys(data).length > 2 ? [{ type: 'SubAccountUpdated', data }] : [];
     }
@@ -122,6 +136,18 @@ export function decide(command: SubAccountCommand, state: SubAccountState): SubA
       return _exhaustive;
     }
   }
+}
+
+/** The reseller settings that were given (undefined ones are left as they are). */
+function given(settings: ResellerSettings): ResellerSettings {
+  const { markupBasisPoints, priceOverrides, spendCapReset, rateLimitTpm, allowedModels } = settings;
+  return {
+    ...(markupBasisPoints === undefined ? {} : { markupBasisPoints }),
+    ...(priceOverrides === undefined ? {} : { priceOverrides }),
+    ...(spendCapReset === undefined ? {} : { spendCapReset }),
+    ...(rateLimitTpm === undefined ? {} : { rateLimitTpm }),
+    ...(allowedModels === undefined ? {} : { allowedModels }),
+  };
 }
 
 /** Another account's sub-account, or a deleted one, is simply not found. */

@@ -14,6 +14,7 @@ const create: SubAccountCommand = {
   rateLimitRpm: 60,
   defaultTag: 'cust',
   key,
+  reseller: {},
 };
 const created: SubAccountEvent = {
   type: 'SubAccountCreated',
@@ -40,6 +41,24 @@ describe('sub-account decider', () => {
 
   it('refuses creation before the account was ever topped up', () => {
     expect(given([])({ ...create, accountToppedUp: false })).toThrow(TopUpRequired);
+  });
+
+  it('records the reseller settings given, and only those', () => {
+    const reseller = {
+      markupBasisPoints: 3000,
+      priceOverrides: [{ model: 'openai/*', markupBasisPoints: 1250 }],
+      spendCapReset: 'monthly' as const,
+      rateLimitTpm: 10_000,
+      allowedModels: ['openai/gpt-4o-mini', 'local/*'],
+    };
+    expect(given([])({ ...create, reseller } as SubAccountCommand)()).toEqual([
+      { ...created, data: { ...created.data, ...reseller } },
+    ]);
+    expect(
+      given([created])({ type: 'UpdateSubAccount', accountId: 'acct_1', changes: { allowedModels: null } })(),
+    ).toEqual([
+      { type: 'SubAccountUpdated', data: { subAccountId: 'sa_1', accountId: 'acct_1', allowedModels: null } },
+    ]);
   });
 
   it('updates only the fields given; an empty update changes nothing', () => {

@@ -55,6 +55,12 @@ export interface LiveSubAccount {
   keyId: string;
   createdAt: Date;
   deleted: boolean;
+  /** The reseller's settings (events/subaccount.ts): its markup in hundredths of a percent, and so on. */
+  markupBasisPoints: number;
+  priceOverrides: { model: string; markupBasisPoints: number }[];
+  spendCapReset: 'daily' | 'weekly' | 'monthly' | null;
+  rateLimitTpm: number | null;
+  allowedModels: string[] | null;
 }
 
 /**
@@ -282,6 +288,11 @@ export class LiveAccounts {
           keyId: data.keyId,
           createdAt: stored.occurredAt,
           deleted: false,
+          markupBasisPoints: data.markupBasisPoints ?? 0,
+          priceOverrides: data.priceOverrides ?? [],
+          spendCapReset: data.spendCapReset ?? null,
+          rateLimitTpm: data.rateLimitTpm ?? null,
+          allowedModels: data.allowedModels ?? null,
         });
         this.addKey({ ...data, subAccountId: data.subAccountId });
         return;
@@ -295,6 +306,12 @@ export class LiveAccounts {
         if (spendCapNanos !== undefined) sub.spendCapNanos = BigInt(spendCapNanos);
         if (rateLimitRpm !== undefined) sub.rateLimitRpm = rateLimitRpm;
         if (defaultTag !== undefined) sub.defaultTag = defaultTag;
+        const { markupBasisPoints, priceOverrides, spendCapReset, rateLimitTpm, allowedModels } = event.data;
+        if (markupBasisPoints !== undefined) sub.markupBasisPoints = markupBasisPoints;
+        if (priceOverrides !== undefined) sub.priceOverrides = priceOverrides;
+        if (spendCapReset !== undefined) sub.spendCapReset = spendCapReset;
+        if (rateLimitTpm !== undefined) sub.rateLimitTpm = rateLimitTpm;
+        if (allowedModels !== undefined) sub.allowedModels = allowedModels;
         return;
       }
       case 'SubAccountDeleted': {

@@ -8,8 +8,9 @@ import { RequestRefused } from '../contracts/errors.ts';
 import { nanosToCents } from '../contracts/money.ts';
 import { generateKey } from './keys.ts';
 import type { KeyHolder, LiveAccounts, LiveSubAccount } from './live-state.ts';
+import { type ResellerInput, resellerSettings, resellerView } from './reseller-settings.ts';
 
-export interface SubAccountInput {
+export interface SubAccountInput extends ResellerInput {
   name?: string;
   external_ref?: string | null;
   spend_cap_cents?: number;
@@ -29,6 +30,11 @@ export interface SubAccountRecord {
   created_at: number;
   spent_cents: number;
   key?: string;
+  markup_percent: number;
+  price_overrides: { model: string; markup_percent: number }[];
+  spend_cap_reset: 'daily' | 'weekly' | 'monthly' | null;
+  rate_limit_tpm: number | null;
+  allowed_models: string[] | null;
 }
 
 /** Sub-accounts: scoped keys with their own cap, rate limit and default tag, read from the live state. */
@@ -66,6 +72,7 @@ export class SubAccounts {
         rateLimitRpm: Math.min(input.rate_limit_rpm ?? account.rateLimitRpm, account.rateLimitRpm),
         defaultTag: input.default_tag ?? null,
         key: record,
+        reseller: resellerSettings(input, null),
       },
       { now: this.clock(), correlationId: requestId },
     );
@@ -109,6 +116,7 @@ export class SubAccounts {
               ? undefined
               : Math.min(input.rate_limit_rpm, account?.rateLimitRpm ?? input.rate_limit_rpm),
           defaultTag: input.default_tag,
+          ...resellerSettings(input, null),
         },
       },
       { now: this.clock(), correlationId: requestId },
@@ -153,5 +161,6 @@ function toRecord(sub: LiveSubAccount, spentNanos: bigint, accountRpm = sub.rate
     default_tag: sub.defaultTag,
     created_at: Math.floor(sub.createdAt.getTime() / 1000),
     spent_cents: nanosToCents(spentNanos),
+    ...resellerView(sub),
   };
 }

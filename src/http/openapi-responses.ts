@@ -80,6 +80,11 @@ const SubAccount = z.looseObject({
   created_at: z.number().int(),
   spent_cents: z.number(),
   key: z.string().optional(),
+  markup_percent: z.number().min(0),
+  price_overrides: z.array(z.looseObject({ model: z.string(), markup_percent: z.number().min(0) })),
+  spend_cap_reset: z.enum(['daily', 'weekly', 'monthly']).nullable(),
+  rate_limit_tpm: z.number().int().nullable(),
+  allowed_models: z.array(z.string()).nullable(),
 });
 
 const FileObject = z.looseObject({

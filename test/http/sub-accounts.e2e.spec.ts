@@ -98,6 +98,47 @@ describe('sub-accounts', () => {
     expect(balance.cents).toBe(Math.floor(100 - charged));
   });
 
+  it('keeps the reseller settings given, shows them, and refuses bad ones by name', async () => {
+    const settings = {
+      markup_percent: 30,
+      price_overrides: [{ model: 'openai/*', markup_percent: 12.5 }],
+      spend_cap_reset: 'monthly',
+      rate_limit_tpm: 20_000,
+      allowed_models: ['local/*', 'openai/gpt-4o-mini'],
+    };
+    const created = await json(
+      await call('POST', '/sub-accounts', main, { name: 'Reseller', spend_cap_cents: 100, ...settings }),
+    );
+    expect(created).toMatchObject(settings);
+    const plain = await json(
+      await call('POST', '/sub-accounts', main, { name: 'Plain', spend_cap_cents: 1 }),
+    );
+    expect(plain).toMatchObject({
+      markup_percent: 0,
+      price_overrides: [],
+      spend_cap_reset: null,
+      rate_limit_tpm: null,
+      allowed_models: null,
+    });
+    const patched = await json(
+      await call('PATCH', `/sub-accounts/${created.id}`, main, {
+        markup_percent: 0.25,
+        allowed_models: null,
+      }),
+    );
+    expect(patched).toMatchObject({ ...settings, markup_percent: 0.25, allowed_models: null });
+    for (const [field, value] of [
+      ['markup_percent', 12.345],
+      ['markup_percent', 1001],
+      ['spend_cap_reset', 'yearly'],
+      ['allowed_models', ['openai/gpt 4o']],
+    ] as const) {
+      const refused = await call('PATCH', `/sub-accounts/${created.id}`, main, { [field]: value });
+      expect(refused.status, field).toBe(400);
+      expect((await json(refused)).error.message).toContain(field);
+    }
+  });
+
   it('keeps management endpoints closed to sub-account keys', async () => {
     const sub = await json(await call('POST', '/sub-accounts', main, { name: 'Three', spend_cap_cents: 1 }));
     for (const [method, path, body] of [

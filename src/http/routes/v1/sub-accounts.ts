@@ -7,12 +7,35 @@ import { nanosToCents } from '../../../contracts/money.ts';
 import { currentMonth, Month, usageRows } from './usage.ts';
 
 const Id = z.object({ id: z.string().min(1) });
+
+/** 0 to 1000 percent, in hundredths of a percent at the finest (kept as an integer of those). */
+const MarkupPercent = z
+  .number()
+  .min(0)
+  .max(1000)
+  .refine((n) => Math.abs(n * 100 - Math.round(n * 100)) < 1e-6, 'at most two decimals');
+
+/** A model id, or a pattern of one where `*` stands for any run of characters (`openai/*`, `*mini*`). */
+const ModelPattern = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9._:/@*-]+$/, 'a model id or a pattern of one, with * for any run of characters');
+
 const Settings = z.object({
   name: z.string().trim().min(1).max(200),
   spend_cap_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   external_ref: z.string().max(200).nullable().optional(),
   rate_limit_rpm: z.number().int().positive().max(1_000_000).optional(),
   default_tag: CostTag.nullable().optional(),
+  markup_percent: MarkupPercent.optional(),
+  price_overrides: z
+    .array(z.object({ model: ModelPattern, markup_percent: MarkupPercent }).strict())
+    .max(100)
+    .optional(),
+  spend_cap_reset: z.enum(['daily', 'weekly', 'monthly']).nullable().optional(),
+  rate_limit_tpm: z.number().int().positive().max(1_000_000_000).nullable().optional(),
+  allowed_models: z.array(ModelPattern).max(200).nullable().optional(),
 });
 
 /** Management of sub-accounts: main keys only (the route table marks them so). */
