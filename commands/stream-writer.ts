@@ -16,6 +16,11 @@ export interface Decider<State, Command, Event> {
   parse(stored: { type: string; data: unknown; metadata: NewEvent['metadata'] }): Event | undefined;
   /** Wraps a decided event for the store (id and metadata), given the command that decided it. */
   serialize(event: Event, command: Command, stream: string): NewEvent;
+  /**
+   * Whether a decision is a refusal that appends nothing (a hold that does not fit): decided on a remembered
+   * state, it is confirmed against the stream's newest events first, since another process may have made room.
+   */
+  refusesQuietly?(command: Command, events: readonly Event[]): boolean;
 }
 
 export interface Decision<State, Event> {
@@ -162,6 +167,31 @@ export class StreamWriter<State, Command, Event> {
         reloadedForRefusal = true;
         continue;
       }
+      // A quiet refusal in a turn that appends nothing would never meet a revision conflict: the remembered state
+      // is brought up to the stream's head (usually nothing to read) and the turn decided again if it moved.
+      // A turn that appends is checked by its expected revision instead.
+      if (
+        cached &&
+        !reloadedForRefusal &&
+        events.length === 0 &&
+        batch.some((pending, i) => {
+          const outcome = outcomes[i];
+          return (
+            outcome?.ok === true && this.decider.refusesQuietly?.(pending.command, outcome.decision.events)
+          );
+        })
+      ) {
+        reloadedForRefusal = true;
+        // A state folded in place may be half caught up when a read fails: it is then forgotten.
+        const caught = await this.catchUp(stream, cached).catch((error: unknown) => {
+          this.known.delete(stream);
+          throw error;
+        });
+        if (caught.revision !== cached.revision) {
+          this.remember(stream, caught);
+          continue;
+        }
+      }
       let checkpoint: string | undefined;
       try {
         if (events.length > 0) {
@@ -206,6 +236,20 @@ export class StreamWriter<State, Command, Event> {
   private async load(stream: string): Promise<Known<State>> {
     let state = this.decider.initialState();
     let revision = -1;
+    for (;;) {
+      const page = await this.store.readStream(stream, { fromRevision: revision + 1, maxCount: 1000 });
+      for (const stored of page) {
+        const event = this.decider.parse(stored);
+        if (event !== undefined) state = this.decider.evolve(state, event);
+        revision = stored.revision;
+      }
+      if (page.length < 1000) return { state, revision };
+    }
+  }
+
+  /** A remembered state brought up to the stream's head, from the events after it (nothing was decided on it). */
+  private async catchUp(stream: string, known: Known<State>): Promise<Known<State>> {
+    let { state, revision } = known;
     for (;;) {
       const page = await this.store.readStream(stream, { fromRevision: revision + 1, maxCount: 1000 });
       for (const stored of page) {

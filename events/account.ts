@@ -16,11 +16,29 @@ export const ApiKeyIssued = z.object({
   keyHash: z.string().regex(/^[0-9a-f]{64}$/),
   /** The first characters of the key, for recognising it in listings. */
   keyPrefix: z.string(),
+  /** Its owner's name for it; absent on keys issued before keys were named, which read as `default`. */
+  name: z.string().optional(),
+  /** When it stops authenticating (ISO time); null or absent: never. */
+  expiresAt: z.string().nullable().optional(),
 });
+
+/** How a key without a name reads: one issued before keys were named (an account's first, a sub-account's first). */
+export const DEFAULT_KEY_NAME = 'default';
 
 export const ApiKeyRevoked = z.object({
   keyId: z.string(),
   accountId: z.string(),
+});
+
+/**
+ * A key replaced by `replacedBy` (issued in the same append): it keeps working until `expiresAt`, the end of the
+ * grace period (or its own earlier expiry), and then stops on every instance, by time alone.
+ */
+export const ApiKeyRotated = z.object({
+  keyId: z.string(),
+  accountId: z.string(),
+  replacedBy: z.string(),
+  expiresAt: z.string(),
 });
 
 export const AccountToppedUp = z.object({
@@ -48,6 +66,11 @@ export const AccountTopUpReversed = z.object({
 export const AccountSettingsChanged = z.object({
   accountId: z.string(),
   rateLimitRpm: z.number().int().positive().optional(),
+  /**
+   * Tokens per minute (input and output) of all the account's keys and sub-accounts together, which also caps each
+   * sub-account's own; null lifts it (no limit until first set).
+   */
+  rateLimitTpm: z.number().int().positive().nullable().optional(),
   /** `balance.low` fires when the balance falls below this. */
   balanceLowThresholdNanos: Nanos.optional(),
   /** The request log's bodies for this account: `keep`, `drop`, or null for the gateway's setting. */
@@ -68,6 +91,9 @@ export const AccountSettingsChanged = z.object({
 /** A monthly (UTC calendar month) spending cap for a cost tag. */
 export const TagBudgetSet = z.object({ accountId: z.string(), tag: z.string(), capNanos: Nanos });
 
+/** A tag's monthly cap removed: the tag is uncapped from then on (its spending stays in the usage reports). */
+export const TagBudgetRemoved = z.object({ accountId: z.string(), tag: z.string() });
+
 /** Yesterday's usage, recorded once per account and UTC day (becomes `usage.daily.summary`). */
 export const DailyUsageSummarized = z.object({
   accountId: z.string(),
@@ -84,10 +110,12 @@ export const accountEventSchemas = {
   AccountOpened,
   ApiKeyIssued,
   ApiKeyRevoked,
+  ApiKeyRotated,
   AccountToppedUp,
   AccountTopUpReversed,
   AccountSettingsChanged,
   TagBudgetSet,
+  TagBudgetRemoved,
   DailyUsageSummarized,
   WebhookEndpointSet,
 } as const;
@@ -105,10 +133,12 @@ export type AccountEvent =
   | AccountOpened
   | ApiKeyIssued
   | ApiKeyRevoked
+  | Of<'ApiKeyRotated'>
   | AccountToppedUp
   | Of<'AccountTopUpReversed'>
   | Of<'AccountSettingsChanged'>
   | Of<'TagBudgetSet'>
+  | Of<'TagBudgetRemoved'>
   | Of<'DailyUsageSummarized'>
   | Of<'WebhookEndpointSet'>;
 

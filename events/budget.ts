@@ -9,6 +9,7 @@ import { RequestCompleted } from './request.ts';
  */
 
 const Month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/);
+const Day = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/);
 
 export const Hold = z.object({
   holdId: z.string(),
@@ -29,13 +30,41 @@ export const Hold = z.object({
    * default tag (`tag`) whatever tag it sends, and the tag it sent is kept here (docs/billing.md). Absent otherwise.
    */
   label: z.string().optional(),
+  /**
+   * A sub-account's hold in its own price (docs/billing.md, Reselling): what counts against its spend cap, while
+   * `amountNanos`, what its account would pay, counts against the balance and the tag budget. Absent on the account's
+   * own holds and on holds written before price books: the price is then `amountNanos`.
+   */
+  priceNanos: Nanos.optional(),
+  /** The markup of the price book in force for the hold's model, in hundredths of a percent (a sub-account's hold). */
+  markupBasisPoints: z.number().int().min(0).optional(),
+  /** The revision of the sub-account's stream that price book was read at. */
+  priceBookRevision: z.number().int().min(0).optional(),
+  /** The UTC day (`YYYY-MM-DD`) the hold was decided on: the period a renewing spend cap was checked in. */
+  day: Day.optional(),
+});
+
+/** An adjustment as the month streams carry it: what a repeat of its reference is answered with. */
+export const AdjustmentRecord = z.object({
+  amountNanos: Nanos,
+  reason: z.string(),
+  reverses: z.string().optional(),
 });
 
 const Carried = z.object({
   lifetimeChargedNanos: Nanos,
-  /** Lifetime charges per sub-account (spend caps are lifetime). */
+  /** Lifetime charges per sub-account, in its price (what a lifetime spend cap counts). */
   subAccountChargedNanos: z.record(z.string(), Nanos),
   openHolds: z.array(Hold),
+  /** Lifetime adjustments (credits less debits); absent when the account has none. */
+  adjustedNanos: Nanos.optional(),
+  /** Every adjustment by its reference, so that a reference or a top-up's reversal is recorded once for good. */
+  adjustments: z.record(z.string(), AdjustmentRecord).optional(),
+  /**
+   * A sub-account's spending (in its price) per UTC day of the month's last ISO week when that week runs on into the
+   * next month: what a weekly cap still counts there. Absent when there is none.
+   */
+  subAccountDayChargedNanos: z.record(z.string(), z.record(Day, Nanos)).optional(),
 });
 
 export const BudgetMonthOpened = Carried.extend({ accountId: z.string(), month: Month });
@@ -63,6 +92,19 @@ export const ChargeDetail = z.object({
   units: z.number().int().nonnegative(),
 });
 
+/**
+ * What a sub-account's charge comes to in its own price (docs/billing.md, Reselling): `chargedNanos` (or
+ * `overrunNanos`) is what its account pays, `priceNanos` what the sub-account is charged (against its cap, in its
+ * usage and statement), `marginNanos` = price − cost, the account's. Absent on the account's own charges and on
+ * charges written before price books (price = cost, no margin).
+ */
+const ResoldCharge = {
+  priceNanos: Nanos.optional(),
+  marginNanos: Nanos.optional(),
+  /** The UTC day (`YYYY-MM-DD`) the charge counts in for a renewing spend cap (a sub-account's charge). */
+  day: Day.optional(),
+};
+
 export const SpendSettled = z.object({
   accountId: z.string(),
   month: Month,
@@ -77,6 +119,10 @@ export const SpendSettled = z.object({
   chargedNanos: Nanos,
   releasedNanos: Nanos,
   charge: ChargeDetail,
+  ...ResoldCharge,
+  /** The price book the charge was priced at (a sub-account's, from its hold). */
+  markupBasisPoints: z.number().int().min(0).optional(),
+  priceBookRevision: z.number().int().min(0).optional(),
 });
 
 /** Cost beyond the hold that the provider billed anyway: charged, never dropped, and it blocks the scope. */
@@ -91,6 +137,8 @@ export const SpendOverrun = z.object({
   overrunNanos: Nanos,
   /** The model of the charge it overran (`charge.model` of its `SpendSettled`); absent in events older than it. */
   model: z.string().optional(),
+  ...ResoldCharge,
+  markupBasisPoints: z.number().int().min(0).optional(),
 });
 
 export const SpendReleased = z.object({
@@ -100,6 +148,21 @@ export const SpendReleased = z.object({
   amountNanos: Nanos,
   /** `returned`: what a lease's instance no longer needs of it. */
   reason: z.enum(['failed', 'cancelled', 'expired', 'returned']),
+});
+
+/**
+ * The operator's credit (positive) or debit (negative) of the account's balance, decided in the budget stream, where
+ * holds are known exactly: a debit never takes the balance below what open holds and leases need. `reverses` names
+ * the top-up a debit gives back (once per top-up, at most what is left of it after refunds).
+ */
+export const BalanceAdjusted = z.object({
+  accountId: z.string(),
+  month: Month,
+  /** The operator's reference: one adjustment per reference and account, for good. */
+  reference: z.string(),
+  amountNanos: Nanos,
+  reason: z.string(),
+  reverses: z.string().optional(),
 });
 
 export const BalanceLowReached = z.object({
@@ -121,8 +184,11 @@ export const SubAccountSpendExceeded = z.object({
   accountId: z.string(),
   month: Month,
   subAccountId: z.string(),
+  /** In the sub-account's price. */
   capNanos: Nanos,
   spentNanos: Nanos,
+  /** For a renewing cap: the first day of the period reached (the notice fires once per period). */
+  periodStart: Day.optional(),
 });
 
 export const budgetEventSchemas = {
@@ -132,6 +198,7 @@ export const budgetEventSchemas = {
   SpendSettled,
   SpendOverrun,
   SpendReleased,
+  BalanceAdjusted,
   BalanceLowReached,
   BalanceExhausted,
   TagUsageThresholdExceeded,

@@ -43,6 +43,8 @@ export const RequestCompleted = z.object({
   month: z.string(),
   subAccountId: z.string().nullable(),
   keyId: z.string(),
+  /** The key's name when the request was made; absent on older records and on the gateway's own work. */
+  keyName: z.string().optional(),
   /** The tag the request was sent under (a sub-account's own label, docs/billing.md), else its default tag. */
   tag: z.string().nullable(),
   /**
@@ -59,6 +61,8 @@ export const RequestCompleted = z.object({
   status: z.number().int(),
   /** The error's `type` when the status is not 2xx. */
   errorType: z.string().nullable(),
+  /** The error's message as the client got it, cut to 1,000 characters; absent when served and on older records. */
+  errorMessage: z.string().optional(),
   stream: z.boolean(),
   usage: z.record(z.string(), z.unknown()).nullable(),
   costNanos: Nanos,

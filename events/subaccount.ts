@@ -52,19 +52,59 @@ export const SubAccountUpdated = z.object({
   ...ResellerSettings,
 });
 
-/** The sub-account's key stops working at once; its history stays. */
+/** Every key of the sub-account stops working at once (`keyId` names its first); its history stays. */
 export const SubAccountDeleted = z.object({
   subAccountId: z.string(),
   accountId: z.string(),
   keyId: z.string(),
 });
 
-export const subAccountEventSchemas = { SubAccountCreated, SubAccountUpdated, SubAccountDeleted } as const;
+/**
+ * Another named key of the sub-account (its first, named `default`, comes with `SubAccountCreated`). Every key of a
+ * sub-account spends under its cap, limits and usage.
+ */
+export const SubAccountKeyIssued = z.object({
+  subAccountId: z.string(),
+  accountId: z.string(),
+  keyId: z.string(),
+  keyHash: z.string().regex(/^[0-9a-f]{64}$/),
+  keyPrefix: z.string(),
+  name: z.string(),
+  /** When it stops authenticating (ISO time); null: never. */
+  expiresAt: z.string().nullable(),
+});
+
+/** The key stops working at once; the sub-account and its other keys stay. */
+export const SubAccountKeyRevoked = z.object({
+  subAccountId: z.string(),
+  accountId: z.string(),
+  keyId: z.string(),
+});
+
+/** As `ApiKeyRotated` (events/account.ts), for a sub-account's key. */
+export const SubAccountKeyRotated = z.object({
+  subAccountId: z.string(),
+  accountId: z.string(),
+  keyId: z.string(),
+  replacedBy: z.string(),
+  expiresAt: z.string(),
+});
+
+export const subAccountEventSchemas = {
+  SubAccountCreated,
+  SubAccountUpdated,
+  SubAccountDeleted,
+  SubAccountKeyIssued,
+  SubAccountKeyRevoked,
+  SubAccountKeyRotated,
+} as const;
 
 type Of<T extends keyof typeof subAccountEventSchemas> = {
   type: T;
   data: z.infer<(typeof subAccountEventSchemas)[T]>;
 };
-export type SubAccountEvent = Of<'SubAccountCreated'> | Of<'SubAccountUpdated'> | Of<'SubAccountDeleted'>;
+export type SubAccountEvent = {
+  [T in keyof typeof subAccountEventSchemas]: Of<T>;
+}[keyof typeof subAccountEventSchemas];
 
 export const subAccountStream = (subAccountId: string) => `subaccount-${subAccountId}`;

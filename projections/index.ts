@@ -9,6 +9,7 @@ import { jobsProjection } from './jobs/index.ts';
 import { replaysProjection } from './replays/index.ts';
 import { requestsProjection } from './requests/index.ts';
 import { routingProjection } from './routing/index.ts';
+import { statementsProjection } from './statements/index.ts';
 import { subAccountsProjection } from './sub-accounts/index.ts';
 import { tagBudgetsProjection } from './tag-budgets/index.ts';
 import type { Projection } from './types.ts';
@@ -31,6 +32,7 @@ export const projections: readonly Projection[] = [
   webhookDeliveriesProjection,
   requestsProjection,
   routingProjection,
+  statementsProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

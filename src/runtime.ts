@@ -5,8 +5,10 @@ import type { EventStore } from '../events/store.ts';
 import { START } from '../events/store.ts';
 import { fileDeleted } from '../projections/files/index.ts';
 import { projections } from '../projections/index.ts';
+import { allInstancesReached, InstancePositions } from './accounts/instance-positions.ts';
 import { postgresLiveSnapshots } from './accounts/live-snapshot.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
+import { NamedKeys } from './accounts/named-keys.ts';
 import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
 import { refuseUnbatchable } from './batches/admit.ts';
@@ -113,13 +115,33 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     onError: (name, error) => options.log(`projection ${name} failed, retrying: ${String(error)}`),
   });
   runner.start();
-  const live = new LiveAccounts(store, postgresLiveSnapshots(database.pool, store, options.log));
+  const live = new LiveAccounts(store, postgresLiveSnapshots(database.pool, store, options.log), clock);
   await live.start((error) => options.log(`live state subscription failed, retrying: ${String(error)}`));
+  const positions = new InstancePositions(database.pool, live, (error) =>
+    options.log(`reporting the live state's position failed: ${String(error)}`),
+  );
+  await positions.start();
+  // A key's change answers once every running instance applies it: the next request, anywhere, sees it.
+  const keys = new NamedKeys(
+    store,
+    async (keyId) => live.key(keyId),
+    async (checkpoint) => {
+      await live.waitFor(checkpoint);
+      if (!(await allInstancesReached(database.pool, store, checkpoint)))
+        options.log(
+          `an instance has not applied the key change at ${checkpoint} within 5 s; answering anyway`,
+        );
+    },
+    clock,
+  );
+  // One writer per budget stream in the process: spending and the operator's adjustments share it.
+  const ledger = new BudgetLedger(store, clock);
   const accounts = new AccountService(
     store,
     async (keyId) => live.keyOwner(keyId),
     (checkpoint) => live.waitFor(checkpoint),
     clock,
+    ledger,
   );
   const adminToken = await loadOrCreateAdminToken(config.adminToken, config.dataDir);
   // Webhook secrets and media URLs outlive an admin token's rotation when a signing secret is set.
@@ -137,10 +159,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     demo = await accounts.createAccount('demo', undefined, credit);
   }
 
-  const ledger = new BudgetLedger(store, clock);
   const spending = new Spending(ledger, live, clock, { leases: config.spendLeases });
   const subAccounts = new SubAccounts(store, live, database.pool, clock);
-  const limiter = openRateLimiter(config.redisUrl);
+  const limiter = openRateLimiter(config.redisUrl, () => clock().getTime());
   const workers = startWorkers({
     pool: database.pool,
     spending,
@@ -193,6 +214,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       health,
       operator: config.routing,
       account: (accountId) => live.account(accountId)?.routing ?? undefined,
+      subAccount: (subAccountId) => live.subAccount(subAccountId)?.allowedModels ?? null,
       // An account's own completed evals override the public quality prior.
       quality: new EvalQuality(database.pool),
     }),
@@ -338,6 +360,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     pool: database.pool,
     live,
     accounts,
+    keys,
     subAccounts,
     spending,
     requestBodies,
@@ -386,6 +409,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       await limiter.close();
       await cache.close();
       await runner.stop();
+      await positions.stop();
       await live.stop();
       await store.close();
       await database.close();

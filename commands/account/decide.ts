@@ -1,6 +1,7 @@
 import type { AccountEvent } from '../../events/account.ts';
 import { NANOS_PER_CENT } from '../../events/money.ts';
 import { DomainError } from '../errors.ts';
+import { type KeyTerms, keyName, type Rotation, rotate } from '../keys.ts';
 import type { AccountState } from './state.ts';
 
 /**
@@ -19,14 +20,18 @@ export type AccountCommand =
       /** A credit recorded with the opening itself (the demo account), so that neither exists without the other. */
       initialTopUp?: { reference: string; amountNanos: bigint };
     }
-  | { type: 'IssueKey'; key: NewKey }
+  | ({ type: 'IssueKey'; key: NewKey } & KeyTerms)
   | { type: 'RevokeKey'; keyId: string }
+  /** A new key in place of `keyId`, which keeps working until the grace period ends. */
+  | ({ type: 'RotateKey'; key: NewKey } & Rotation)
   | { type: 'TopUp'; reference: string; amountNanos: bigint }
   /** The processor reports a top-up's refunded total; only what is new is reversed. */
   | { type: 'ReverseTopUp'; reference: string; refundedNanos: bigint; refundReference: string }
   | {
       type: 'ChangeSettings';
       rateLimitRpm?: number;
+      /** null lifts the limit. */
+      rateLimitTpm?: number | null;
       balanceLowThresholdNanos?: bigint;
       requestBodies?: 'keep' | 'drop' | null;
       requestRetentionDays?: number | null;
@@ -35,6 +40,7 @@ export type AccountCommand =
       cacheDefault?: 'auto' | 'force' | 'semantic' | 'skip';
     }
   | { type: 'SetTagBudget'; tag: string; capNanos: bigint }
+  | { type: 'RemoveTagBudget'; tag: string }
   | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number }
   /** The URL's form and address are checked before the command is built (that check is I/O). */
   | { type: 'SetWebhookEndpoint'; url: string | null };
@@ -72,7 +78,29 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
       ];
     case 'IssueKey':
       requireAccount(state);
-      return [{ type: 'ApiKeyIssued', data: { ...command.key, accountId: state.accountId } }];
+      return [
+        {
+          type: 'ApiKeyIssued',
+          data: {
+            ...command.key,
+            accountId: state.accountId,
+            name: keyName(command.name),
+            expiresAt: command.expiresAt ?? null,
+          },
+        },
+      ];
+    case 'RotateKey': {
+      requireAccount(state);
+      const { name, expiresAt, oldEndsAt } = rotate(state.keys.get(command.keyId), command);
+      const accountId = state.accountId;
+      return [
+        { type: 'ApiKeyIssued', data: { ...command.key, accountId, name, expiresAt } },
+        {
+          type: 'ApiKeyRotated',
+          data: { keyId: command.keyId, accountId, replacedBy: command.key.keyId, expiresAt: oldEndsAt },
+        },
+      ];
+    }
     case 'RevokeKey': {
       requireAccount(state);
       const key = state.keys.get(command.keyId);
@@ -142,12 +170,21 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
       ) {
         throw new DomainError('invalid', 'rate_limit_rpm must be a positive integer', 'rate_limit_rpm');
       }
+      const tpm = command.rateLimitTpm;
+      if (tpm !== undefined && tpm !== null && !(Number.isSafeInteger(tpm) && tpm > 0)) {
+        throw new DomainError(
+          'invalid',
+          'rate_limit_tpm must be a positive integer or null',
+          'rate_limit_tpm',
+        );
+      }
       if (command.balanceLowThresholdNanos !== undefined && command.balanceLowThresholdNanos < 0n) {
         throw new DomainError('invalid', 'balance_low_cents must not be negative', 'balance_low_cents');
       }
       const data = {
         accountId: state.accountId,
         ...(command.rateLimitRpm === undefined ? {} : { rateLimitRpm: command.rateLimitRpm }),
+        ...(tpm === undefined ? {} : { rateLimitTpm: tpm }),
         ...(command.balanceLowThresholdNanos === undefined
           ? {}
           : { balanceLowThresholdNanos: command.balanceLowThresholdNanos.toString() }),
@@ -173,6 +210,11 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
           data: { accountId: state.accountId, tag: command.tag, capNanos: command.capNanos.toString() },
         },
       ];
+    case 'RemoveTagBudget':
+      requireAccount(state);
+      if (!state.tagBudgets.has(command.tag))
+        throw new DomainError('not_found', `'tag': no budget for tag ${command.tag}`, 'tag');
+      return [{ type: 'TagBudgetRemoved', data: { accountId: state.accountId, tag: command.tag } }];
     case 'SummarizeDay':
       requireAccount(state);
       if (state.summarizedDays.has(command.day)) return [];

@@ -68,9 +68,68 @@ describe('account decider', () => {
   it('issues further keys only on an existing account', () => {
     const second = { ...key, keyId: 'key_2' };
     expect(given(opened).when({ type: 'IssueKey', key: second })()).toEqual([
-      { type: 'ApiKeyIssued', data: { ...second, accountId: 'acct_1' } },
+      { type: 'ApiKeyIssued', data: { ...second, accountId: 'acct_1', name: 'default', expiresAt: null } },
     ]);
+    const named = {
+      type: 'IssueKey' as const,
+      key: second,
+      name: 'ci',
+      expiresAt: '2027-01-01T00:00:00.000Z',
+    };
+    expect(given(opened).when(named)()).toEqual([
+      {
+        type: 'ApiKeyIssued',
+        data: { ...second, accountId: 'acct_1', name: 'ci', expiresAt: named.expiresAt },
+      },
+    ]);
+    expect(given(opened).when({ ...named, name: ' ' })).toThrow(/name must not be empty/);
     expect(given([]).when({ type: 'IssueKey', key: second })).toThrow(/account not found/);
+  });
+
+  it('rotates a key: the new one takes its name and expiry, the old one ends with the grace period', () => {
+    const second = { ...key, keyId: 'key_2' };
+    const now = '2026-05-01T00:00:00.000Z';
+    const rotation = {
+      type: 'RotateKey' as const,
+      key: second,
+      keyId: 'key_1',
+      now,
+      graceEndsAt: '2026-05-01T01:00:00.000Z',
+    };
+    const events = given(opened).when(rotation)();
+    expect(events).toEqual([
+      { type: 'ApiKeyIssued', data: { ...second, accountId: 'acct_1', name: 'default', expiresAt: null } },
+      {
+        type: 'ApiKeyRotated',
+        data: { keyId: 'key_1', accountId: 'acct_1', replacedBy: 'key_2', expiresAt: rotation.graceEndsAt },
+      },
+    ]);
+    // A key that ends before the grace would keeps its own end; an ended one cannot be rotated, a revoked one is gone.
+    const soon: AccountEvent = {
+      type: 'ApiKeyIssued',
+      data: {
+        ...second,
+        keyId: 'key_3',
+        accountId: 'acct_1',
+        name: 'ci',
+        expiresAt: '2026-05-01T00:10:00.000Z',
+      },
+    };
+    const third = { ...rotation, keyId: 'key_3', key: { ...key, keyId: 'key_4' } };
+    expect(given([...opened, soon]).when(third)()).toEqual([
+      {
+        type: 'ApiKeyIssued',
+        data: { ...third.key, accountId: 'acct_1', name: 'ci', expiresAt: soon.data.expiresAt },
+      },
+      {
+        type: 'ApiKeyRotated',
+        data: { keyId: 'key_3', accountId: 'acct_1', replacedBy: 'key_4', expiresAt: soon.data.expiresAt },
+      },
+    ]);
+    const later = { ...third, now: '2026-05-01T00:10:00.000Z' };
+    expect(given([...opened, soon]).when(later)).toThrow(/expired at 2026-05-01T00:10:00.000Z/);
+    const revoked: AccountEvent = { type: 'ApiKeyRevoked', data: { keyId: 'key_1', accountId: 'acct_1' } };
+    expect(given([...opened, revoked]).when(rotation)).toThrow(/key_1 not found/);
   });
 
   it('revokes a key once; revoking it again changes nothing', () => {
@@ -147,6 +206,18 @@ describe('account decider', () => {
     expect(given(opened).when({ type: 'ChangeSettings', balanceLowThresholdNanos: -1n })).toThrow(
       /balance_low_cents/,
     );
+  });
+
+  it('sets the account tokens per minute, lifts it with null, and refuses one that is not a positive integer', () => {
+    expect(given(opened).when({ type: 'ChangeSettings', rateLimitTpm: 50_000 })()).toEqual([
+      { type: 'AccountSettingsChanged', data: { accountId: 'acct_1', rateLimitTpm: 50_000 } },
+    ]);
+    expect(given(opened).when({ type: 'ChangeSettings', rateLimitTpm: null })()).toEqual([
+      { type: 'AccountSettingsChanged', data: { accountId: 'acct_1', rateLimitTpm: null } },
+    ]);
+    for (const bad of [0, -1, 1.5]) {
+      expect(given(opened).when({ type: 'ChangeSettings', rateLimitTpm: bad })).toThrow(/rate_limit_tpm/);
+    }
   });
 
   it('sets a tag budget, ignoring the same cap set again', () => {

@@ -1,11 +1,12 @@
-import type { AccountEvent } from '../../events/account.ts';
+import { type AccountEvent, DEFAULT_KEY_NAME } from '../../events/account.ts';
+import type { KeyState } from '../keys.ts';
 
 export interface AccountState {
   exists: boolean;
   accountId: string;
   name: string;
   rateLimitRpm: number;
-  keys: ReadonlyMap<string, { keyHash: string; revoked: boolean }>;
+  keys: ReadonlyMap<string, KeyState & { keyHash: string }>;
   /** Top-up amounts by payment reference. */
   topUps: ReadonlyMap<string, bigint>;
   /** Refunded totals by top-up reference. */
@@ -52,12 +53,23 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
     case 'ApiKeyIssued':
       return {
         ...state,
-        keys: new Map(state.keys).set(event.data.keyId, { keyHash: event.data.keyHash, revoked: false }),
+        keys: new Map(state.keys).set(event.data.keyId, {
+          keyHash: event.data.keyHash,
+          revoked: false,
+          name: event.data.name ?? DEFAULT_KEY_NAME,
+          expiresAt: event.data.expiresAt ?? null,
+        }),
       };
     case 'ApiKeyRevoked': {
       const key = state.keys.get(event.data.keyId);
       if (!key) return state;
       return { ...state, keys: new Map(state.keys).set(event.data.keyId, { ...key, revoked: true }) };
+    }
+    case 'ApiKeyRotated': {
+      const key = state.keys.get(event.data.keyId);
+      if (!key) return state;
+      const expiresAt = event.data.expiresAt;
+      return { ...state, keys: new Map(state.keys).set(event.data.keyId, { ...key, expiresAt }) };
     }
     case 'AccountToppedUp': {
       const amount = BigInt(event.data.amountNanos);
@@ -87,6 +99,11 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
         ...state,
         tagBudgets: new Map(state.tagBudgets).set(event.data.tag, BigInt(event.data.capNanos)),
       };
+    case 'TagBudgetRemoved': {
+      const tagBudgets = new Map(state.tagBudgets);
+      tagBudgets.delete(event.data.tag);
+      return { ...state, tagBudgets };
+    }
     case 'DailyUsageSummarized':
       return { ...state, summarizedDays: new Set(state.summarizedDays).add(event.data.day) };
     case 'WebhookEndpointSet':

@@ -1,13 +1,38 @@
 import type { z } from 'zod';
-import type { BudgetEvent, ChargeDetail } from '../../events/budget.ts';
+import type { AdjustmentRecord, BudgetEvent, ChargeDetail } from '../../events/budget.ts';
 import type { RequestRecord } from '../../events/request.ts';
-import { refusalNotices, thresholdNotices } from './notices.ts';
-import { type BudgetState, type Hold, holdData, pending, toHold } from './state.ts';
+import { type AdjustCommand, decideAdjust } from './adjust.ts';
+import { chargeKnown, labelOf, settle } from './charges.ts';
+import type { PriceBook } from './markup.ts';
+import { refusalNotices } from './notices.ts';
+import type { CapReset } from './periods.ts';
+import {
+  carriedDays,
+  carriedDaysData,
+  holdPrice,
+  resoldHold,
+  subAccountHeadroom,
+  todayOf,
+} from './resold.ts';
+import {
+  type Adjustment,
+  type BudgetState,
+  creditsOf,
+  type Hold,
+  holdData,
+  pending,
+  priceOfHold,
+  toHold,
+} from './state.ts';
 
 export interface Carried {
   lifetimeChargedNanos: bigint;
   subAccountChargedNanos: ReadonlyMap<string, bigint>;
   openHolds: Hold[];
+  adjustedNanos?: bigint;
+  adjustments?: ReadonlyMap<string, Adjustment>;
+  /** A sub-account's spending per day of a week that runs on into the new month (renewing caps). */
+  subAccountDayChargedNanos?: ReadonlyMap<string, ReadonlyMap<string, bigint>>;
 }
 
 /** Caps and balances known outside this stream, resolved by the caller before the command is built. */
@@ -15,7 +40,13 @@ export interface Limits {
   /** Lifetime top-ups of the account. Top-ups only grow, so a slightly stale figure errs on the safe side. */
   toppedUpNanos: bigint;
   balanceLowThresholdNanos: bigint;
-  subAccount: { id: string; capNanos: bigint } | null;
+  /**
+   * A sub-account's cap, in its price, over its period (`reset`, null or absent: for life), and the price book in
+   * force for the request's model (absent: no markup, and its holds record no price).
+   */
+  subAccount: { id: string; capNanos: bigint; reset?: CapReset; price?: PriceBook } | null;
+  /** The UTC day (`YYYY-MM-DD`) the command is decided on, by the caller's clock: a renewing cap's period. */
+  today?: string;
   /** The tag whose budget the request spends: for a sub-account, its default tag whatever tag it sent. */
   tag: { name: string; capNanos: bigint | null } | null;
   /** The tag a sub-account sent when it is not its scope: recorded on its holds and charges, never a budget. */
@@ -60,6 +91,11 @@ export type BudgetCommand =
        * so the settle always finds the hold it settles.
        */
       carve?: ReserveCommand;
+      /**
+       * What the request's earlier holds charged it, in its own money (a realtime stream's slices): its record's
+       * cost is that plus what this settlement charges it.
+       */
+      loggedBeforeNanos?: bigint;
     }
   | {
       /** A charge whose amount is known before serving (a cached answer): held and settled in one append. */
@@ -74,7 +110,8 @@ export type BudgetCommand =
     }
   | { type: 'LogRequest'; request: RequestRecord }
   | { type: 'Release'; holdId: string; reason: 'failed' | 'cancelled' | 'returned' }
-  | { type: 'ExpireHolds'; now: Date };
+  | { type: 'ExpireHolds'; now: Date }
+  | AdjustCommand;
 
 export type ReserveCommand = Extract<BudgetCommand, { type: 'Reserve' }>;
 
@@ -87,40 +124,42 @@ export class MonthUnavailable extends Error {
 
 export interface Headroom {
   scope: 'account' | 'sub_account' | 'tag';
+  /** What the scope still allows the account to pay (a sub-account's room in its price, turned into its cost). */
   remainingNanos: bigint;
+  /** The scope's own figures, in its own money: a sub-account's in its price. */
   capNanos: bigint;
   spentNanos: bigint;
+  heldNanos: bigint;
+  /** A sub-account's markup, to state what a request needs in its price. */
+  markupBasisPoints?: number;
+  /** A renewing cap's period: its first day and when it ends. */
+  period?: { reset: Exclude<CapReset, null>; start: string; endsAt: string };
 }
 
 /** What each scope still allows: its limit minus what is posted and what is held. */
 export function headrooms(state: BudgetState, limits: Limits): Headroom[] {
   const held = pending(state);
   const spentTotal = state.lifetimeChargedNanos;
+  const credits = creditsOf(state, limits.toppedUpNanos);
   const result: Headroom[] = [
     {
       scope: 'account',
-      remainingNanos: limits.toppedUpNanos - spentTotal - held.total,
-      capNanos: limits.toppedUpNanos,
+      remainingNanos: credits - spentTotal - held.total,
+      capNanos: credits,
       spentNanos: spentTotal,
+      heldNanos: held.total,
     },
   ];
-  if (limits.subAccount) {
-    const spent = state.subAccountCharged.get(limits.subAccount.id) ?? 0n;
-    result.push({
-      scope: 'sub_account',
-      remainingNanos:
-        limits.subAccount.capNanos - spent - (held.bySubAccount.get(limits.subAccount.id) ?? 0n),
-      capNanos: limits.subAccount.capNanos,
-      spentNanos: spent,
-    });
-  }
+  if (limits.subAccount) result.push(subAccountHeadroom(state, limits.subAccount, todayOf(state, limits)));
   if (limits.tag && limits.tag.capNanos !== null) {
     const spent = state.tagCharged.get(limits.tag.name) ?? 0n;
+    const tagHeld = held.byTag.get(limits.tag.name) ?? 0n;
     result.push({
       scope: 'tag',
-      remainingNanos: limits.tag.capNanos - spent - (held.byTag.get(limits.tag.name) ?? 0n),
+      remainingNanos: limits.tag.capNanos - spent - tagHeld,
       capNanos: limits.tag.capNanos,
       spentNanos: spent,
+      heldNanos: tagHeld,
     });
   }
   return result;
@@ -158,6 +197,8 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
               [...command.carried.subAccountChargedNanos].map(([id, n]) => [id, n.toString()]),
             ),
             openHolds: command.carried.openHolds.map(holdData),
+            ...carriedAdjustments(command.carried.adjustedNanos, command.carried.adjustments),
+            ...carriedDaysData(command.carried.subAccountDayChargedNanos),
           },
         },
       ];
@@ -174,6 +215,8 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
               [...state.subAccountCharged].map(([id, n]) => [id, n.toString()]),
             ),
             openHolds: [...state.holds.values()].map(holdData),
+            ...carriedAdjustments(state.adjustedNanos, state.adjustments),
+            ...carriedDaysData(carriedDays(state)),
           },
         },
       ];
@@ -200,6 +243,7 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
             tag: command.limits.tag?.name ?? null,
             expiresAt: command.expiresAt,
             ...labelOf(command.limits.label),
+            ...resoldHold(command.limits, granted),
           },
         },
       ];
@@ -225,6 +269,7 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
             tag: command.limits.tag?.name ?? null,
             expiresAt: command.expiresAt,
             lease: true,
+            ...resoldHold(command.limits, granted),
           },
         },
       ];
@@ -255,11 +300,35 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
         .filter((h) => h.expiresAt <= now)
         .map((h) => released(state, h, 'expired'));
     }
+    case 'Adjust':
+      requireOpen(state);
+      return decideAdjust(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;
     }
   }
+}
+
+/** A month's adjustments as carried: absent for an account that has none, so its months read as before. */
+function carriedAdjustments(
+  adjustedNanos: bigint | undefined,
+  adjustments: ReadonlyMap<string, Adjustment> | undefined,
+): { adjustedNanos?: string; adjustments?: Record<string, z.infer<typeof AdjustmentRecord>> } {
+  if (!adjustments || adjustments.size === 0) return {};
+  return {
+    adjustedNanos: (adjustedNanos ?? 0n).toString(),
+    adjustments: Object.fromEntries(
+      [...adjustments].map(([reference, a]) => [
+        reference,
+        {
+          amountNanos: a.amountNanos.toString(),
+          reason: a.reason,
+          ...(a.reverses !== undefined && { reverses: a.reverses }),
+        },
+      ]),
+    ),
+  };
 }
 
 /** Leases grant at most this fraction (1/n) of the tightest scope's headroom. */
@@ -272,8 +341,11 @@ function carve(command: ReserveCommand, state: BudgetState): BudgetEvent | undef
   const sameScopes =
     lease?.lease === true &&
     lease.subAccountId === (command.limits.subAccount?.id ?? null) &&
-    lease.tag === (command.limits.tag?.name ?? null);
+    lease.tag === (command.limits.tag?.name ?? null) &&
+    lease.markupBasisPoints === command.limits.subAccount?.price?.markupBasisPoints;
   if (!lease || !sameScopes || lease.amountNanos < command.maxNanos) return undefined;
+  // A sub-account's lease holds a price too: each carve's price rounds up on its own, so both must fit.
+  if (priceOfHold(lease) < holdPrice(command.limits, command.maxNanos)) return undefined;
   return {
     type: 'SpendReserved',
     data: {
@@ -287,113 +359,9 @@ function carve(command: ReserveCommand, state: BudgetState): BudgetEvent | undef
       expiresAt: command.expiresAt,
       leaseId: command.leaseId,
       ...labelOf(command.limits.label),
+      ...resoldHold(command.limits, command.maxNanos),
     },
   };
-}
-
-/** A settled request's record: its month, and the budget it spent when its own tag is a label beside that. */
-function logRecord(
-  request: RequestRecord,
-  month: string,
-  scopes: { tag: string | null; label?: string },
-): Extract<BudgetEvent, { type: 'RequestCompleted' }>['data'] {
-  return { ...request, month, ...(scopes.label !== undefined && { budgetTag: scopes.tag }) };
-}
-
-/** The label field of a hold or charge: present only when there is one, so events without stay as they were. */
-function labelOf(label: string | undefined): { label?: string } {
-  return label === undefined ? {} : { label };
-}
-
-function settle(
-  command: Extract<BudgetCommand, { type: 'Settle' }>,
-  state: BudgetState,
-  carved?: Hold,
-): BudgetEvent[] {
-  if (state.ended.get(command.holdId) === 'settled') return [];
-  // A settle for a hold that was released or expired still charges: the provider billed it.
-  const hold = state.holds.get(command.holdId) ?? carved;
-  const heldNanos = hold?.amountNanos ?? 0n;
-  const chargedNanos = min(command.actualNanos, heldNanos);
-  const scopes = {
-    subAccountId: hold?.subAccountId ?? command.limits.subAccount?.id ?? null,
-    tag: hold?.tag ?? command.limits.tag?.name ?? null,
-    ...labelOf(hold ? hold.label : command.limits.label),
-  };
-  const common = {
-    accountId: state.accountId,
-    month: state.month,
-    holdId: command.holdId,
-    requestId: command.requestId,
-    ...scopes,
-  };
-  const events: BudgetEvent[] = [
-    {
-      type: 'SpendSettled',
-      data: {
-        ...common,
-        heldNanos: heldNanos.toString(),
-        chargedNanos: chargedNanos.toString(),
-        releasedNanos: (heldNanos - chargedNanos).toString(),
-        charge: command.charge,
-      },
-    },
-  ];
-  const overrun = command.actualNanos - chargedNanos;
-  if (overrun > 0n)
-    events.push({
-      type: 'SpendOverrun',
-      data: { ...common, overrunNanos: overrun.toString(), model: command.charge.model },
-    });
-  const logged: BudgetEvent[] = command.request
-    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, scopes) }]
-    : [];
-  return [...events, ...thresholdNotices(state, events, command.limits), ...logged];
-}
-
-/**
- * The hold is granted only when every scope has room for the whole amount (caps apply as to any request), and
- * settled at once against it, so the charge reads as any other: one hold reserved once and ended once.
- */
-function chargeKnown(command: Extract<BudgetCommand, { type: 'Charge' }>, state: BudgetState): BudgetEvent[] {
-  if (state.holds.has(command.holdId) || state.ended.has(command.holdId)) return [];
-  const tightest = binding(state, command.limits);
-  if (command.chargedNanos > 0n && tightest.remainingNanos < command.chargedNanos)
-    return refusalNotices(state, command.limits, tightest);
-  const reserved = {
-    type: 'SpendReserved' as const,
-    data: {
-      accountId: state.accountId,
-      month: state.month,
-      holdId: command.holdId,
-      requestId: command.requestId,
-      amountNanos: command.chargedNanos.toString(),
-      subAccountId: command.limits.subAccount?.id ?? null,
-      tag: command.limits.tag?.name ?? null,
-      expiresAt: command.expiresAt,
-      ...labelOf(command.limits.label),
-    },
-  };
-  const settled: BudgetEvent = {
-    type: 'SpendSettled',
-    data: {
-      accountId: state.accountId,
-      month: state.month,
-      holdId: command.holdId,
-      requestId: command.requestId,
-      subAccountId: reserved.data.subAccountId,
-      tag: reserved.data.tag,
-      ...labelOf(command.limits.label),
-      heldNanos: command.chargedNanos.toString(),
-      chargedNanos: command.chargedNanos.toString(),
-      releasedNanos: '0',
-      charge: command.charge,
-    },
-  };
-  const logged: BudgetEvent[] = command.request
-    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, reserved.data) }]
-    : [];
-  return [reserved, settled, ...thresholdNotices(state, [settled], command.limits), ...logged];
 }
 
 function released(

@@ -3,6 +3,7 @@ import { deterministicEventId, parseAs, toNewEvent } from '../../events/index.ts
 import type { EventStore } from '../../events/store.ts';
 import { type Decision, StreamWriter } from '../stream-writer.ts';
 import { type BudgetCommand, type Carried, decide, MonthUnavailable } from './decide.ts';
+import { carriedDays } from './resold.ts';
 import { type BudgetState, evolve, initialState } from './state.ts';
 
 export type BudgetDecision = Decision<BudgetState, BudgetEvent>;
@@ -25,6 +26,11 @@ export class BudgetLedger {
       evolve,
       decide,
       parse: (stored) => parseAs<BudgetEvent>(stored),
+      // A hold refused for want of room (no notice left to raise) appends nothing: another instance may have made
+      // room (a settle, a release, a credit) since this one last read the stream.
+      refusesQuietly: (command, events) =>
+        (command.type === 'Reserve' || command.type === 'Charge' || command.type === 'Lease') &&
+        !events.some((e) => e.type === 'SpendReserved'),
       serialize: (event, _command, stream) =>
         toNewEvent(event, deterministicEventId(eventName(stream, event)), { now: this.clock() }),
     });
@@ -75,6 +81,9 @@ export class BudgetLedger {
         lifetimeChargedNanos: closed.state.lifetimeChargedNanos,
         subAccountChargedNanos: closed.state.subAccountCharged,
         openHolds: [...closed.state.holds.values()],
+        adjustedNanos: closed.state.adjustedNanos,
+        adjustments: closed.state.adjustments,
+        subAccountDayChargedNanos: carriedDays(closed.state),
       };
     }
     await this.writer.submit(budgetStream(accountId, month), {
@@ -103,10 +112,15 @@ function eventName(stream: string, event: BudgetEvent): string {
       return `${event.data.accountId}/hold/${data.holdId}/${event.type}`;
     case 'RequestCompleted':
       return `${event.data.accountId}/request/${event.data.logId}`;
+    case 'BalanceAdjusted':
+      return `${event.data.accountId}/adjustment/${event.data.reference}`;
     case 'TagUsageThresholdExceeded':
       return `${stream}/${event.type}/${data.tag}/${data.thresholdPercent}`;
     case 'SubAccountSpendExceeded':
-      return `${stream}/${event.type}/${data.subAccountId}`;
+      // Once per month, or once per period of a renewing cap.
+      return event.data.periodStart === undefined
+        ? `${stream}/${event.type}/${data.subAccountId}`
+        : `${stream}/${event.type}/${data.subAccountId}/${event.data.periodStart}`;
     default:
       // Month opening and closing, and the once-a-month balance notices.
       return `${stream}/${event.type}`;

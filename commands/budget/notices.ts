@@ -1,6 +1,7 @@
 import type { BudgetEvent } from '../../events/budget.ts';
 import type { Headroom, Limits } from './decide.ts';
-import type { BudgetState } from './state.ts';
+import { pricedTotal, subAccountHeadroom, todayOf } from './resold.ts';
+import { type BudgetState, creditsOf, subAccountNotice } from './state.ts';
 
 // The notices a budget stream raises once each per month (balance low or exhausted, a sub-account's cap, a tag's
 // thresholds), apart from the decisions on holds that raise them.
@@ -21,13 +22,14 @@ export function refusalNotices(state: BudgetState, limits: Limits, tightest: Hea
   const reached = tightest.spentNanos * 100n >= tightest.capNanos * REACHED_PERCENT;
   switch (tightest.scope) {
     case 'account': {
-      const balance = limits.toppedUpNanos - state.lifetimeChargedNanos;
+      const balance = creditsOf(state, limits.toppedUpNanos) - state.lifetimeChargedNanos;
       if (state.raised.has('balance.exhausted') || balance >= limits.balanceLowThresholdNanos) return [];
       return [{ type: 'BalanceExhausted', data: { ...base, balanceNanos: balance.toString() } }];
     }
     case 'sub_account': {
       const id = limits.subAccount?.id as string;
-      if (!reached || state.raised.has(`subaccount:${id}`)) return [];
+      const period = tightest.period?.start;
+      if (!reached || state.raised.has(subAccountNotice(id, period))) return [];
       return [
         {
           type: 'SubAccountSpendExceeded',
@@ -36,6 +38,7 @@ export function refusalNotices(state: BudgetState, limits: Limits, tightest: Hea
             subAccountId: id,
             capNanos: tightest.capNanos.toString(),
             spentNanos: tightest.spentNanos.toString(),
+            ...(period !== undefined && { periodStart: period }),
           },
         },
       ];
@@ -72,7 +75,7 @@ export function thresholdNotices(before: BudgetState, settled: BudgetEvent[], li
   }, 0n);
   const base = { accountId: before.accountId, month: before.month };
   const notices: BudgetEvent[] = [];
-  const balance = limits.toppedUpNanos - before.lifetimeChargedNanos - charged;
+  const balance = creditsOf(before, limits.toppedUpNanos) - before.lifetimeChargedNanos - charged;
   if (balance <= 0n && !before.raised.has('balance.exhausted')) {
     notices.push({ type: 'BalanceExhausted', data: { ...base, balanceNanos: balance.toString() } });
   } else if (balance < limits.balanceLowThresholdNanos && !before.raised.has('balance.low')) {
@@ -87,8 +90,11 @@ export function thresholdNotices(before: BudgetState, settled: BudgetEvent[], li
   }
   if (limits.subAccount) {
     const id = limits.subAccount.id;
-    const spent = (before.subAccountCharged.get(id) ?? 0n) + charged;
-    if (spent >= limits.subAccount.capNanos && !before.raised.has(`subaccount:${id}`)) {
+    // In the sub-account's price, over the period its cap counts.
+    const scope = subAccountHeadroom(before, limits.subAccount, todayOf(before, limits));
+    const period = scope.period?.start;
+    const spent = scope.spentNanos + pricedTotal(settled);
+    if (spent >= limits.subAccount.capNanos && !before.raised.has(subAccountNotice(id, period))) {
       notices.push({
         type: 'SubAccountSpendExceeded',
         data: {
@@ -96,6 +102,7 @@ export function thresholdNotices(before: BudgetState, settled: BudgetEvent[], li
           subAccountId: id,
           capNanos: limits.subAccount.capNanos.toString(),
           spentNanos: spent.toString(),
+          ...(period !== undefined && { periodStart: period }),
         },
       });
     }

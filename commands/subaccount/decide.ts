@@ -1,18 +1,28 @@
 import type { z } from 'zod';
+import { DEFAULT_KEY_NAME } from '../../events/account.ts';
 import type { PriceOverride, SubAccountEvent } from '../../events/subaccount.ts';
 import { DomainError } from '../errors.ts';
+import type { KeyState } from '../keys.ts';
+import { decideKey, type SubAccountKeyCommand } from './keys.ts';
 
 export interface SubAccountState {
   exists: boolean;
   deleted: boolean;
   subAccountId: string;
   accountId: string;
+  /** Its first key, issued with it. */
   keyId: string;
+  keys: ReadonlyMap<string, KeyState>;
 }
 
 export function initialState(): SubAccountState {
-  return { exists: false, deleted: false, subAccountId: '', accountId: '', keyId: '' };
+  return { exists: false, deleted: false, subAccountId: '', accountId: '', keyId: '', keys: new Map() };
 }
+
+const withKey = (state: SubAccountState, keyId: string, key: KeyState): SubAccountState => ({
+  ...state,
+  keys: new Map(state.keys).set(keyId, key),
+});
 
 export function evolve(state: SubAccountState, event: SubAccountEvent): SubAccountState {
   switch (event.type) {
@@ -23,11 +33,26 @@ export function evolve(state: SubAccountState, event: SubAccountEvent): SubAccou
         subAccountId: event.data.subAccountId,
         accountId: event.data.accountId,
         keyId: event.data.keyId,
+        keys: new Map([[event.data.keyId, { revoked: false, name: DEFAULT_KEY_NAME, expiresAt: null }]]),
       };
     case 'SubAccountUpdated':
       return state;
     case 'SubAccountDeleted':
       return { ...state, deleted: true };
+    case 'SubAccountKeyIssued':
+      return withKey(state, event.data.keyId, {
+        revoked: false,
+        name: event.data.name,
+        expiresAt: event.data.expiresAt,
+      });
+    case 'SubAccountKeyRevoked': {
+      const key = state.keys.get(event.data.keyId);
+      return key ? withKey(state, event.data.keyId, { ...key, revoked: true }) : state;
+    }
+    case 'SubAccountKeyRotated': {
+      const key = state.keys.get(event.data.keyId);
+      return key ? withKey(state, event.data.keyId, { ...key, expiresAt: event.data.expiresAt }) : state;
+    }
     default: {
       const _exhaustive: never = event;
       return _exhaustive;
@@ -70,7 +95,8 @@ export type SubAccountCommand =
       reseller: ResellerSettings;
     }
   | { type: 'UpdateSubAccount'; accountId: string; changes: SubAccountSettings }
-  | { type: 'DeleteSubAccount'; accountId: string };
+  | { type: 'DeleteSubAccount'; accountId: string }
+  | SubAccountKeyCommand;
 
 export class TopUpRequired extends Error {
   override readonly name = 'TopUpRequired';
@@ -131,6 +157,11 @@ export function decide(command: SubAccountCommand, state: SubAccountState): SubA
           data: { subAccountId: state.subAccountId, accountId: state.accountId, keyId: state.keyId },
         },
       ];
+    case 'IssueSubAccountKey':
+    case 'RevokeSubAccountKey':
+    case 'RotateSubAccountKey':
+      requireOwned(state, command.accountId);
+      return decideKey(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

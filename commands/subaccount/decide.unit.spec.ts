@@ -80,4 +80,60 @@ describe('sub-account decider', () => {
     expect(given([created])({ type: 'DeleteSubAccount', accountId: 'acct_1' })()).toEqual([deleted]);
     expect(given([created, deleted])({ type: 'DeleteSubAccount', accountId: 'acct_1' })).toThrow(/not found/);
   });
+
+  it('issues, rotates and revokes named keys of its own, never of another account or once deleted', () => {
+    const second = { keyId: 'key_t', keyHash: 'c'.repeat(64), keyPrefix: 'sk-gw-tuv' };
+    const issued: SubAccountEvent = {
+      type: 'SubAccountKeyIssued',
+      data: { subAccountId: 'sa_1', accountId: 'acct_1', ...second, name: 'ci', expiresAt: null },
+    };
+    const issue: SubAccountCommand = {
+      type: 'IssueSubAccountKey',
+      accountId: 'acct_1',
+      key: second,
+      name: 'ci',
+    };
+    expect(given([created])(issue)()).toEqual([issued]);
+    expect(given([created])({ ...issue, accountId: 'acct_2' })).toThrow(/not found/);
+    // The first key, issued with the sub-account, is rotated like any other: its name is `default`.
+    const third = { keyId: 'key_u', keyHash: 'd'.repeat(64), keyPrefix: 'sk-gw-uvw' };
+    const rotate: SubAccountCommand = {
+      type: 'RotateSubAccountKey',
+      accountId: 'acct_1',
+      key: third,
+      keyId: 'key_s',
+      now: '2026-05-01T00:00:00.000Z',
+      graceEndsAt: '2026-05-01T00:05:00.000Z',
+    };
+    expect(given([created, issued])(rotate)()).toEqual([
+      {
+        type: 'SubAccountKeyIssued',
+        data: { subAccountId: 'sa_1', accountId: 'acct_1', ...third, name: 'default', expiresAt: null },
+      },
+      {
+        type: 'SubAccountKeyRotated',
+        data: {
+          subAccountId: 'sa_1',
+          accountId: 'acct_1',
+          keyId: 'key_s',
+          replacedBy: 'key_u',
+          expiresAt: '2026-05-01T00:05:00.000Z',
+        },
+      },
+    ]);
+    const revoke: SubAccountCommand = { type: 'RevokeSubAccountKey', accountId: 'acct_1', keyId: 'key_t' };
+    const revoked: SubAccountEvent = {
+      type: 'SubAccountKeyRevoked',
+      data: { subAccountId: 'sa_1', accountId: 'acct_1', keyId: 'key_t' },
+    };
+    expect(given([created, issued])(revoke)()).toEqual([revoked]);
+    expect(given([created, issued, revoked])(revoke)()).toEqual([]);
+    expect(given([created])({ ...revoke, keyId: 'key_zz' })).toThrow(/key_zz not found/);
+    expect(given([created, issued, revoked])({ ...rotate, keyId: 'key_t' })).toThrow(/key_t not found/);
+    const deleted: SubAccountEvent = {
+      type: 'SubAccountDeleted',
+      data: { subAccountId: 'sa_1', accountId: 'acct_1', keyId: 'key_s' },
+    };
+    expect(given([created, deleted])(issue)).toThrow(/not found/);
+  });
 });

@@ -3,16 +3,19 @@ import type { Projection, Sql } from '../types.ts';
 /**
  * Prepaid balance per account, in nano-dollars, and the ledger of top-ups behind it. A top-up is applied only
  * when its reference row is new, so a replayed event changes nothing; so is a reversal (a refund), by its event
- * id. `topped_up_nanos` is net of reversals.
+ * id, and an adjustment, by its reference. `topped_up_nanos` is net of reversals; the operator's adjustments are
+ * `adjusted_nanos` (credits less debits): balance = top-ups + adjustments − charges.
  */
 export const balancesProjection: Projection = {
-  version: 3,
+  // 4: adjusted_nanos and the adjustments table. 5: charges' price_nanos.
+  version: 5,
   name: 'balances',
   tables: {
     balances: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       account_id text PRIMARY KEY,
       balance_nanos numeric(38, 0) NOT NULL,
       topped_up_nanos numeric(38, 0) NOT NULL,
+      adjusted_nanos numeric(38, 0) NOT NULL DEFAULT 0,
       charged_nanos numeric(38, 0) NOT NULL,
       top_up_count integer NOT NULL,
       updated_at timestamptz NOT NULL
@@ -35,6 +38,18 @@ export const balancesProjection: Projection = {
       occurred_at timestamptz NOT NULL
     );
     CREATE INDEX ON ${t} (account_id, occurred_at)`,
+    adjustments: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
+      account_id text NOT NULL,
+      reference text NOT NULL,
+      month text NOT NULL,
+      amount_nanos numeric(38, 0) NOT NULL,
+      reason text NOT NULL,
+      reverses text,
+      event_id uuid NOT NULL,
+      occurred_at timestamptz NOT NULL,
+      PRIMARY KEY (account_id, reference)
+    );
+    CREATE INDEX ON ${t} (account_id, month, occurred_at)`,
     charges: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       event_id uuid PRIMARY KEY,
       account_id text NOT NULL,
@@ -54,11 +69,19 @@ export const balancesProjection: Projection = {
       units bigint,
       held_nanos numeric(38, 0),
       charged_nanos numeric(38, 0) NOT NULL,
-      occurred_at timestamptz NOT NULL
+      occurred_at timestamptz NOT NULL,
+      price_nanos numeric(38, 0) NOT NULL
     );
     CREATE INDEX ON ${t} (account_id, month, occurred_at)`,
   },
-  canHandle: ['AccountOpened', 'AccountToppedUp', 'AccountTopUpReversed', 'SpendSettled', 'SpendOverrun'],
+  canHandle: [
+    'AccountOpened',
+    'AccountToppedUp',
+    'AccountTopUpReversed',
+    'BalanceAdjusted',
+    'SpendSettled',
+    'SpendOverrun',
+  ],
   async evolve(sql, t, event, stored) {
     switch (event.type) {
       case 'AccountOpened':
@@ -102,6 +125,29 @@ export const balancesProjection: Projection = {
         );
         return;
       }
+      case 'BalanceAdjusted': {
+        const d = event.data;
+        await sql.query(
+          `WITH inserted AS (
+             INSERT INTO ${t.adjustments} (account_id, reference, month, amount_nanos, reason, reverses, event_id,
+               occurred_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING RETURNING amount_nanos)
+           UPDATE ${t.balances} SET balance_nanos = balance_nanos + $4::numeric,
+             adjusted_nanos = adjusted_nanos + $4::numeric, updated_at = $8
+           WHERE account_id = $1 AND EXISTS (SELECT 1 FROM inserted)`,
+          [
+            d.accountId,
+            d.reference,
+            d.month,
+            d.amountNanos,
+            d.reason,
+            d.reverses ?? null,
+            stored.id,
+            stored.occurredAt,
+          ],
+        );
+        return;
+      }
       case 'SpendSettled':
       case 'SpendOverrun': {
         const d = event.data;
@@ -112,8 +158,8 @@ export const balancesProjection: Projection = {
           `WITH inserted AS (
              INSERT INTO ${t.charges} (event_id, account_id, month, kind, request_id, hold_id, sub_account_id, tag,
                model, provider, lines, pass_through_nanos, fee_nanos, discount, usage_reported, units, held_nanos,
-               charged_nanos, occurred_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+               charged_nanos, occurred_at, price_nanos)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
              ON CONFLICT DO NOTHING RETURNING charged_nanos)
            UPDATE ${t.balances} SET balance_nanos = balance_nanos - $18::numeric,
              charged_nanos = ${t.balances}.charged_nanos + $18::numeric, updated_at = $19
@@ -138,6 +184,8 @@ export const balancesProjection: Projection = {
             settled?.heldNanos ?? null,
             amount,
             stored.occurredAt,
+            // What the requester was charged: a sub-account's price (docs/billing.md, Reselling), else the cost.
+            d.priceNanos ?? amount,
           ],
         );
         return;
@@ -157,11 +205,12 @@ export async function balanceNanos(sql: Sql, accountId: string): Promise<bigint 
 }
 
 /**
- * What was charged in all per request of the gateway's own work whose id starts with `prefix` (a batch's lines, an
- * eval run's calls: the ids the gateway derives from that batch's or eval's id), for the requests settled at a
- * batch price, as that work always is (with the overruns of those holds). Request ids are the gateway's alone (a
- * client's `X-Request-Id` is kept apart), so no client's request has such an id; the price also leaves out a
- * client's request recorded under one by a version that took the client's id as the request's.
+ * What was charged in all (in the requester's money: a sub-account's price) per request of the gateway's own work
+ * whose id starts with `prefix` (a batch's lines, an eval run's calls: the ids the gateway derives from that batch's
+ * or eval's id), for the requests settled at a batch price, as that work always is (with the overruns of those
+ * holds). Request ids are the gateway's alone (a client's `X-Request-Id` is kept apart), so no client's request has
+ * such an id; the price also leaves out a client's request recorded under one by a version that took the client's id
+ * as the request's.
  */
 export async function workChargesByPrefix(
   sql: Sql,
@@ -170,7 +219,7 @@ export async function workChargesByPrefix(
 ): Promise<Map<string, bigint>> {
   const { rows } = await sql.query<{ request_id: string; charged: string }>(
     `WITH work AS (SELECT * FROM charges WHERE account_id = $1 AND starts_with(request_id, $2))
-     SELECT request_id, sum(charged_nanos)::text AS charged FROM work
+     SELECT request_id, sum(price_nanos)::text AS charged FROM work
      WHERE hold_id IN (SELECT hold_id FROM work
                        WHERE kind = 'settled' AND discount IN ('batch', 'batch_api', 'batch_fee'))
      GROUP BY request_id`,

@@ -7,7 +7,8 @@ import type { Projection } from '../types.ts';
 export const requestsProjection: Projection = {
   name: 'requests',
   // 3: client_request_id and batch_id (a reader's lookup by its own id; a batch line's record scoped as its batch).
-  version: 3,
+  // 4: key_name and error_message (who asked, why it was refused), and the index of a key's last use.
+  version: 4,
   tables: {
     request_log: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       log_id text PRIMARY KEY,
@@ -17,6 +18,7 @@ export const requestsProjection: Projection = {
       account_id text NOT NULL,
       sub_account_id text,
       key_id text NOT NULL,
+      key_name text,
       tag text,
       endpoint text NOT NULL,
       requested_model text,
@@ -24,6 +26,7 @@ export const requestsProjection: Projection = {
       provider text,
       status integer NOT NULL,
       error_type text,
+      error_message text,
       stream boolean NOT NULL,
       usage jsonb,
       cost_nanos numeric NOT NULL,
@@ -42,7 +45,8 @@ export const requestsProjection: Projection = {
     );
     CREATE INDEX ON ${t} (account_id, created_at DESC, log_id DESC);
     CREATE INDEX ON ${t} (account_id, request_id);
-    CREATE INDEX ON ${t} (account_id, client_request_id) WHERE client_request_id IS NOT NULL`,
+    CREATE INDEX ON ${t} (account_id, client_request_id) WHERE client_request_id IS NOT NULL;
+    CREATE INDEX ON ${t} (account_id, key_id, created_at)`,
   },
   canHandle: ['RequestCompleted'],
   async evolve(sql, t, event) {
@@ -52,9 +56,9 @@ export const requestsProjection: Projection = {
       `INSERT INTO ${t.request_log} (log_id, request_id, account_id, sub_account_id, key_id, tag, endpoint,
          requested_model, model, provider, status, error_type, stream, usage, cost_nanos, hold_id, first_byte_ms,
          total_ms, attempts, fallbacks, cache_status, routing, request_sha256, response_sha256, bodies_kept, created_at,
-         cache, client_request_id, batch_id)
+         cache, client_request_id, batch_id, key_name, error_message)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         $23, $24, $25, $26, $27, $28, $29)
+         $23, $24, $25, $26, $27, $28, $29, $30, $31)
        ON CONFLICT (log_id) DO NOTHING`,
       [
         d.logId,
@@ -86,6 +90,8 @@ export const requestsProjection: Projection = {
         d.cache === undefined ? null : JSON.stringify(d.cache),
         d.clientRequestId ?? null,
         d.batchLine?.batchId ?? legacyBatchOf(d),
+        d.keyName ?? null,
+        d.errorMessage ?? null,
       ],
     );
   },

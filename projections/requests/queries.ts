@@ -8,6 +8,8 @@ export interface RequestRow {
   account_id: string;
   sub_account_id: string | null;
   key_id: string;
+  /** Null on records older than key names, and on the gateway's own work (batch lines, evals). */
+  key_name: string | null;
   tag: string | null;
   endpoint: string;
   requested_model: string | null;
@@ -15,6 +17,7 @@ export interface RequestRow {
   provider: string | null;
   status: number;
   error_type: string | null;
+  error_message: string | null;
   stream: boolean;
   usage: Record<string, unknown> | null;
   cost_nanos: string;
@@ -224,4 +227,23 @@ export async function findRequestAnywhere(
     if (rows[0]) return rows[0];
   }
   return undefined;
+}
+
+/**
+ * When each key last made a request the log holds (its latest record's arrival), by key id; keys with none are left
+ * out. One index probe per key (`request_log (account_id, key_id, created_at)`).
+ */
+export async function lastUseOfKeys(
+  sql: Sql,
+  accountId: string,
+  keyIds: string[],
+): Promise<Map<string, Date>> {
+  if (keyIds.length === 0) return new Map();
+  const { rows } = await sql.query<{ key_id: string; last_used: Date | null }>(
+    `SELECT k.key_id, (SELECT max(r.created_at) FROM request_log r WHERE r.account_id = $1 AND r.key_id = k.key_id)
+       AS last_used
+     FROM unnest($2::text[]) AS k(key_id)`,
+    [accountId, keyIds],
+  );
+  return new Map(rows.flatMap((row) => (row.last_used ? [[row.key_id, row.last_used] as const] : [])));
 }

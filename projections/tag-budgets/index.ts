@@ -1,6 +1,6 @@
 import type { Projection } from '../types.ts';
 
-/** Monthly caps per cost tag, as last set. */
+/** Monthly caps per cost tag, as last set; a removed budget has no row. */
 export const tagBudgetsProjection: Projection = {
   name: 'tag_budgets',
   version: 1,
@@ -13,8 +13,15 @@ export const tagBudgetsProjection: Projection = {
       PRIMARY KEY (account_id, tag)
     )`,
   },
-  canHandle: ['TagBudgetSet'],
+  canHandle: ['TagBudgetSet', 'TagBudgetRemoved'],
   async evolve(sql, t, event, stored) {
+    if (event.type === 'TagBudgetRemoved') {
+      await sql.query(`DELETE FROM ${t.tag_budgets} WHERE account_id = $1 AND tag = $2`, [
+        event.data.accountId,
+        event.data.tag,
+      ]);
+      return;
+    }
     if (event.type !== 'TagBudgetSet') return;
     await sql.query(
       `INSERT INTO ${t.tag_budgets} (account_id, tag, cap_nanos, updated_at) VALUES ($1, $2, $3, $4)

@@ -5,11 +5,12 @@ import type { Projection, Sql } from '../types.ts';
  * Usage per account, month, sub-account ('' for the account's own keys), tag ('' for untagged) and label (a
  * sub-account's own tag beside its scope tag, '' when none), per account, month, sub-account and model, and per UTC
  * day: requests, charged nano-dollars, and units (tokens for chat). An overrun adds money and no request, under the
- * model of the charge it overran.
+ * model of the charge it overran. `cost_nanos` is what the account paid, `price_nanos` what the requester was
+ * charged: a sub-account's price (docs/billing.md, Reselling), the same as the cost for the account's own keys.
  */
 export const usageProjection: Projection = {
   name: 'usage',
-  version: 3,
+  version: 4,
   tables: {
     usage: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       account_id text NOT NULL,
@@ -19,6 +20,7 @@ export const usageProjection: Projection = {
       label text NOT NULL DEFAULT '',
       requests bigint NOT NULL,
       cost_nanos numeric(38, 0) NOT NULL,
+      price_nanos numeric(38, 0) NOT NULL,
       units bigint NOT NULL,
       PRIMARY KEY (account_id, month, sub_account_id, tag, label)
     )`,
@@ -37,6 +39,7 @@ export const usageProjection: Projection = {
       model text NOT NULL,
       requests bigint NOT NULL,
       cost_nanos numeric(38, 0) NOT NULL,
+      price_nanos numeric(38, 0) NOT NULL,
       PRIMARY KEY (account_id, month, sub_account_id, model)
     )`,
     usage_events: guardTable,
@@ -46,6 +49,7 @@ export const usageProjection: Projection = {
     if (event.type !== 'SpendSettled' && event.type !== 'SpendOverrun') return;
     const settled = event.type === 'SpendSettled';
     const cost = settled ? event.data.chargedNanos : event.data.overrunNanos;
+    const price = event.data.priceNanos ?? cost;
     const requests = settled ? 1 : 0;
     const units = settled ? event.data.charge.units : 0;
     const model = settled ? event.data.charge.model : (event.data.model ?? null);
@@ -56,21 +60,23 @@ export const usageProjection: Projection = {
       `WITH first AS (
          INSERT INTO ${t.usage_events} (event_id) VALUES ($8::uuid) ON CONFLICT DO NOTHING RETURNING event_id),
        models AS (
-         INSERT INTO ${t.usage_models} (account_id, month, sub_account_id, model, requests, cost_nanos)
+         INSERT INTO ${t.usage_models} (account_id, month, sub_account_id, model, requests, cost_nanos, price_nanos)
          SELECT $1::text, $2::text, $3::text,
                 coalesce($10::text, (SELECT c.model FROM charges c WHERE c.account_id = $1::text AND c.month = $2::text
                   AND c.hold_id = $11::text AND c.kind = 'settled' LIMIT 1), ''),
-                $5::bigint, $6::numeric
+                $5::bigint, $6::numeric, $13::numeric
          WHERE EXISTS (SELECT 1 FROM first)
          ON CONFLICT (account_id, month, sub_account_id, model) DO UPDATE SET
            requests = ${t.usage_models}.requests + EXCLUDED.requests,
-           cost_nanos = ${t.usage_models}.cost_nanos + EXCLUDED.cost_nanos),
+           cost_nanos = ${t.usage_models}.cost_nanos + EXCLUDED.cost_nanos,
+           price_nanos = ${t.usage_models}.price_nanos + EXCLUDED.price_nanos),
        monthly AS (
-         INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, label, requests, cost_nanos, units)
-         SELECT $1::text, $2::text, $3::text, $4::text, $12::text, $5::bigint, $6::numeric, $7::bigint
+         INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, label, requests, cost_nanos, price_nanos, units)
+         SELECT $1::text, $2::text, $3::text, $4::text, $12::text, $5::bigint, $6::numeric, $13::numeric, $7::bigint
          WHERE EXISTS (SELECT 1 FROM first)
          ON CONFLICT (account_id, month, sub_account_id, tag, label) DO UPDATE SET requests = ${t.usage}.requests + EXCLUDED.requests,
-           cost_nanos = ${t.usage}.cost_nanos + EXCLUDED.cost_nanos, units = ${t.usage}.units + EXCLUDED.units)
+           cost_nanos = ${t.usage}.cost_nanos + EXCLUDED.cost_nanos, price_nanos = ${t.usage}.price_nanos + EXCLUDED.price_nanos,
+           units = ${t.usage}.units + EXCLUDED.units)
        INSERT INTO ${t.usage_daily} (account_id, day, requests, cost_nanos, units)
        SELECT $1::text, ($9::timestamptz AT TIME ZONE 'UTC')::date, $5::bigint, $6::numeric, $7::bigint
        WHERE EXISTS (SELECT 1 FROM first)
@@ -89,6 +95,7 @@ export const usageProjection: Projection = {
         model,
         event.data.holdId,
         event.data.label ?? '',
+        price,
       ],
     );
   },
@@ -97,7 +104,10 @@ export const usageProjection: Projection = {
 export interface ModelUsageRow {
   model: string;
   requests: string;
+  /** What the account paid. */
   cost_nanos: string;
+  /** What the requester was charged (a sub-account's price). */
+  price_nanos: string;
 }
 
 /**
@@ -110,7 +120,8 @@ export async function usageByModel(
   month: string,
 ): Promise<ModelUsageRow[]> {
   const { rows } = await sql.query<ModelUsageRow & Record<string, unknown>>(
-    `SELECT model, sum(requests)::text AS requests, sum(cost_nanos)::text AS cost_nanos FROM usage_models
+    `SELECT model, sum(requests)::text AS requests, sum(cost_nanos)::text AS cost_nanos,
+            sum(price_nanos)::text AS price_nanos FROM usage_models
      WHERE account_id = $1 AND month = $3 AND ($2::text IS NULL OR sub_account_id = $2)
      GROUP BY model ORDER BY sum(cost_nanos) DESC, model`,
     [owner.accountId, owner.subAccountId ?? null, month],
@@ -122,6 +133,7 @@ export interface UsageRow {
   key: string;
   requests: string;
   cost_nanos: string;
+  price_nanos: string;
   units: string;
 }
 
@@ -140,7 +152,7 @@ export async function usageBy(
   const key = group === 'own_tag' ? `CASE WHEN label <> '' THEN label ELSE tag END` : group;
   const { rows } = await sql.query<UsageRow & Record<string, unknown>>(
     `SELECT ${key} AS key, sum(requests)::text AS requests, sum(cost_nanos)::text AS cost_nanos,
-            sum(units)::text AS units
+            sum(price_nanos)::text AS price_nanos, sum(units)::text AS units
      FROM usage WHERE account_id = $1 AND month = $2 AND ($3::text IS NULL OR sub_account_id = $3)
      GROUP BY 1 ORDER BY 1`,
     [accountId, month, subAccountId ?? null],
@@ -148,19 +160,19 @@ export async function usageBy(
   return rows;
 }
 
-/** Lifetime spending per sub-account of the account, or of the one sub-account given. */
+/** Lifetime spending per sub-account of the account, or of the one sub-account given, in its price. */
 export async function subAccountSpending(
   sql: Sql,
   accountId: string,
   subAccountId?: string,
 ): Promise<Map<string, bigint>> {
-  const { rows } = await sql.query<{ sub_account_id: string; cost_nanos: string }>(
-    `SELECT sub_account_id, sum(cost_nanos)::text AS cost_nanos FROM usage
+  const { rows } = await sql.query<{ sub_account_id: string; price_nanos: string }>(
+    `SELECT sub_account_id, sum(price_nanos)::text AS price_nanos FROM usage
      WHERE account_id = $1 AND sub_account_id <> '' AND ($2::text IS NULL OR sub_account_id = $2)
      GROUP BY sub_account_id`,
     [accountId, subAccountId ?? null],
   );
-  return new Map(rows.map((r) => [r.sub_account_id, BigInt(r.cost_nanos)]));
+  return new Map(rows.map((r) => [r.sub_account_id, BigInt(r.price_nanos)]));
 }
 
 export async function dailyUsage(sql: Sql, day: string) {

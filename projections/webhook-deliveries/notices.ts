@@ -66,6 +66,8 @@ export function noticeOf(event: GatewayEvent): Notice | undefined {
           sub_account_id: d.subAccountId,
           spend_cap_cents: cents(d.capNanos),
           spent_cents: cents(d.spentNanos),
+          // A renewing cap's period (docs/billing.md, Reselling); absent for a cap for life.
+          ...(d.periodStart !== undefined && { period_start: d.periodStart }),
         },
       };
     }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NewKey } from '../../commands/account/decide.ts';
+import { DEFAULT_KEY_NAME } from '../../events/account.ts';
 
 export const KEY_PREFIX = 'sk-gw-';
 const KEY_PATTERN = /^sk-gw-[A-Za-z0-9_-]{43}$/;
@@ -31,3 +32,6 @@ export function sameDigest(a: string, b: string): boolean {
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/** A key's name as it reads: keys issued before keys had names (an account's or sub-account's first) are `default`. */
+export const keyNameOf = (name: string | undefined): string => name ?? DEFAULT_KEY_NAME;

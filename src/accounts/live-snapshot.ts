@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { EventStore } from '../../events/store.ts';
-import type { KeyHolder, LiveAccount, LiveSubAccount } from './live-state.ts';
+import type { LiveAccount, LiveKey, LiveSubAccount } from './live-state.ts';
 
 /**
  * The live state as it stood after one event, so that a start replays only the log's tail instead of the
@@ -14,14 +14,14 @@ export interface LiveSnapshot {
   accounts: LiveAccount[];
   subAccounts: LiveSubAccount[];
   /** Every key known by id; `revoked` ones are out of the hash index. */
-  keys: (KeyHolder & { revoked: boolean })[];
+  keys: (LiveKey & { revoked: boolean })[];
 }
 
 /**
  * Raised whenever the live state's fold or shape changes (src/accounts/live-state.ts): a snapshot of another
  * version is ignored.
  */
-export const LIVE_SNAPSHOT_VERSION = 3;
+export const LIVE_SNAPSHOT_VERSION = 6;
 
 export interface LiveSnapshots {
   load(): Promise<LiveSnapshot | undefined>;

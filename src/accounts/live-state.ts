@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../events/envelope.ts';
 import { parseEvent } from '../../events/index.ts';
 import { type EventStore, START } from '../../events/store.ts';
 import type { SubAccountEvent } from '../../events/subaccount.ts';
-import { hashKey, sameDigest } from './keys.ts';
+import { type KeyCheck, type LiveKey, LiveKeys } from './live-keys.ts';
 import type { LiveSnapshot, LiveSnapshots } from './live-snapshot.ts';
 
 /**
@@ -16,19 +16,15 @@ import type { LiveSnapshot, LiveSnapshots } from './live-snapshot.ts';
 const SNAPSHOT_EVERY = 10_000;
 const SNAPSHOT_MIN_INTERVAL_MS = 10_000;
 
-export interface KeyHolder {
-  keyId: string;
-  accountId: string;
-  keyHash: string;
-  /** Set for a sub-account's scoped key. */
-  subAccountId: string | null;
-}
+export type { KeyCheck, KeyHolder, LiveKey } from './live-keys.ts';
 
 export interface LiveAccount {
   accountId: string;
   name: string;
   openedAt: Date;
   rateLimitRpm: number;
+  /** Tokens per minute of all its keys and sub-accounts together, capping each sub-account's own; null: none. */
+  rateLimitTpm: number | null;
   /** Lifetime top-ups less reversals (refunds); spending lives in the budget streams. */
   toppedUpNanos: bigint;
   balanceLowThresholdNanos: bigint;
@@ -58,6 +54,8 @@ export interface LiveSubAccount {
   /** The reseller's settings (events/subaccount.ts): its markup in hundredths of a percent, and so on. */
   markupBasisPoints: number;
   priceOverrides: { model: string; markupBasisPoints: number }[];
+  /** The sub-account stream's revision that last set its price book: what a hold records it was priced by. */
+  priceBookRevision: number;
   spendCapReset: 'daily' | 'weekly' | 'monthly' | null;
   rateLimitTpm: number | null;
   allowedModels: string[] | null;
@@ -78,8 +76,7 @@ export class LiveAccounts {
     return days;
   }
 
-  private readonly keysByHash = new Map<string, KeyHolder>();
-  private readonly keysById = new Map<string, KeyHolder>();
+  private readonly keys: LiveKeys;
   private readonly accounts = new Map<string, LiveAccount>();
   private readonly subAccounts = new Map<string, LiveSubAccount>();
   private readonly controller = new AbortController();
@@ -95,7 +92,11 @@ export class LiveAccounts {
   constructor(
     private readonly store: EventStore,
     private readonly snapshots?: LiveSnapshots,
-  ) {}
+    /** What a key's expiry is compared with. */
+    clock: () => Date = () => new Date(),
+  ) {
+    this.keys = new LiveKeys(clock);
+  }
 
   /** Replays the log so far (from the latest snapshot, when kept), then keeps following it in the background. */
   async start(onError?: (error: unknown) => void): Promise<void> {
@@ -118,24 +119,20 @@ export class LiveAccounts {
   /** The state after the last event folded, for a later start to resume from. */
   snapshot(): LiveSnapshot | undefined {
     if (!this.last) return undefined;
-    const revoked = (holder: KeyHolder) => this.keysByHash.get(holder.keyHash) !== holder;
     return {
       checkpoint: this.checkpoint,
       last: this.last,
       // Copies: the maps' objects change as events are folded while the snapshot is written.
       accounts: [...this.accounts.values()].map((a) => ({ ...a, tagBudgets: new Map(a.tagBudgets) })),
       subAccounts: [...this.subAccounts.values()].map((s) => ({ ...s })),
-      keys: [...this.keysById.values()].map((k) => ({ ...k, revoked: revoked(k) })),
+      keys: this.keys.snapshot(),
     };
   }
 
   private restore(snapshot: LiveSnapshot): void {
     for (const account of snapshot.accounts) this.accounts.set(account.accountId, account);
     for (const sub of snapshot.subAccounts) this.subAccounts.set(sub.subAccountId, sub);
-    for (const { revoked, ...holder } of snapshot.keys) {
-      this.keysById.set(holder.keyId, holder);
-      if (!revoked) this.keysByHash.set(holder.keyHash, holder);
-    }
+    this.keys.restore(snapshot.keys);
     this.checkpoint = snapshot.checkpoint;
     this.last = snapshot.last;
   }
@@ -217,6 +214,7 @@ export class LiveAccounts {
           name: event.data.name,
           openedAt: stored.occurredAt,
           rateLimitRpm: event.data.rateLimitRpm,
+          rateLimitTpm: null,
           toppedUpNanos: 0n,
           balanceLowThresholdNanos: DEFAULT_BALANCE_LOW_NANOS,
           tagBudgets: new Map(),
@@ -228,10 +226,13 @@ export class LiveAccounts {
         });
         return;
       case 'ApiKeyIssued':
-        this.addKey({ ...event.data, subAccountId: null });
+        this.keys.add(stored.occurredAt, { ...event.data, subAccountId: null });
         return;
       case 'ApiKeyRevoked':
-        this.removeKey(event.data.keyId);
+        this.keys.revoke(event.data.keyId);
+        return;
+      case 'ApiKeyRotated':
+        this.keys.rotated(event.data);
         return;
       case 'AccountToppedUp': {
         // The store holds each top-up once (its id derives from the reference) and delivers each event once.
@@ -248,6 +249,7 @@ export class LiveAccounts {
         const account = this.accounts.get(event.data.accountId);
         if (!account) return;
         if (event.data.rateLimitRpm !== undefined) account.rateLimitRpm = event.data.rateLimitRpm;
+        if (event.data.rateLimitTpm !== undefined) account.rateLimitTpm = event.data.rateLimitTpm;
         if (event.data.balanceLowThresholdNanos !== undefined) {
           account.balanceLowThresholdNanos = BigInt(event.data.balanceLowThresholdNanos);
         }
@@ -262,6 +264,9 @@ export class LiveAccounts {
       }
       case 'TagBudgetSet':
         this.accounts.get(event.data.accountId)?.tagBudgets.set(event.data.tag, BigInt(event.data.capNanos));
+        return;
+      case 'TagBudgetRemoved':
+        this.accounts.get(event.data.accountId)?.tagBudgets.delete(event.data.tag);
         return;
       case 'DailyUsageSummarized':
       case 'WebhookEndpointSet':
@@ -290,11 +295,12 @@ export class LiveAccounts {
           deleted: false,
           markupBasisPoints: data.markupBasisPoints ?? 0,
           priceOverrides: data.priceOverrides ?? [],
+          priceBookRevision: stored.revision,
           spendCapReset: data.spendCapReset ?? null,
           rateLimitTpm: data.rateLimitTpm ?? null,
           allowedModels: data.allowedModels ?? null,
         });
-        this.addKey({ ...data, subAccountId: data.subAccountId });
+        this.keys.add(stored.occurredAt, { ...data, name: undefined, subAccountId: data.subAccountId });
         return;
       }
       case 'SubAccountUpdated': {
@@ -309,6 +315,8 @@ export class LiveAccounts {
         const { markupBasisPoints, priceOverrides, spendCapReset, rateLimitTpm, allowedModels } = event.data;
         if (markupBasisPoints !== undefined) sub.markupBasisPoints = markupBasisPoints;
         if (priceOverrides !== undefined) sub.priceOverrides = priceOverrides;
+        if (markupBasisPoints !== undefined || priceOverrides !== undefined)
+          sub.priceBookRevision = stored.revision;
         if (spendCapReset !== undefined) sub.spendCapReset = spendCapReset;
         if (rateLimitTpm !== undefined) sub.rateLimitTpm = rateLimitTpm;
         if (allowedModels !== undefined) sub.allowedModels = allowedModels;
@@ -317,9 +325,19 @@ export class LiveAccounts {
       case 'SubAccountDeleted': {
         const sub = this.subAccounts.get(event.data.subAccountId);
         if (sub) sub.deleted = true;
-        this.removeKey(event.data.keyId);
+        this.keys.revoke(event.data.keyId);
+        this.keys.revokeOwnedBy(event.data.subAccountId);
         return;
       }
+      case 'SubAccountKeyIssued':
+        this.keys.add(stored.occurredAt, event.data);
+        return;
+      case 'SubAccountKeyRevoked':
+        this.keys.revoke(event.data.keyId);
+        return;
+      case 'SubAccountKeyRotated':
+        this.keys.rotated(event.data);
+        return;
       default: {
         const _exhaustive: never = event;
         return;
@@ -327,25 +345,19 @@ export class LiveAccounts {
     }
   }
 
-  private addKey(key: {
-    keyId: string;
-    accountId: string;
-    keyHash: string;
-    subAccountId: string | null;
-  }): void {
-    const holder: KeyHolder = {
-      keyId: key.keyId,
-      accountId: key.accountId,
-      keyHash: key.keyHash,
-      subAccountId: key.subAccountId,
-    };
-    this.keysByHash.set(holder.keyHash, holder);
-    this.keysById.set(holder.keyId, holder);
+  /** Called after a key is issued, revoked or rotated (the instance then reports how far it has read). */
+  onKeysChanged(listener: () => void): () => void {
+    return this.keys.onChange(listener);
   }
 
-  private removeKey(keyId: string): void {
-    const holder = this.keysById.get(keyId);
-    if (holder) this.keysByHash.delete(holder.keyHash);
+  /** The keys of an account (its main keys: `subAccountId` null) or of one sub-account that are not revoked, in the log's order. */
+  keysOf(accountId: string, subAccountId: string | null): LiveKey[] {
+    return this.keys.ownedBy(accountId, subAccountId);
+  }
+
+  /** A key by id, revoked or not (its owner is checked by the caller). */
+  key(keyId: string): LiveKey | undefined {
+    return this.keys.byKeyId(keyId);
   }
 
   subAccount(subAccountId: string): LiveSubAccount | undefined {
@@ -361,22 +373,24 @@ export class LiveAccounts {
     return [...this.accounts.keys()];
   }
 
-  /** The live key's holder, or undefined for an unknown or revoked key. */
-  authenticate(key: string): KeyHolder | undefined {
-    const digest = hashKey(key);
-    const holder = this.keysByHash.get(digest);
-    return holder && sameDigest(holder.keyHash, digest) ? holder : undefined;
+  /** The live key's holder, or undefined for an unknown, revoked or expired key. */
+  authenticate(key: string): LiveKey | undefined {
+    const checked = this.keys.check(key);
+    return checked && 'holder' in checked ? checked.holder : undefined;
+  }
+
+  /** The key's holder; or, for a key that expired (by its own expiry or a rotation's grace), when; else undefined. */
+  check(key: string): KeyCheck {
+    return this.keys.check(key);
   }
 
   /** An active key by id (a dashboard session names its key by id, never holds the key). */
-  holder(keyId: string): KeyHolder | undefined {
-    const holder = this.keysById.get(keyId);
-    // Revoked keys stay known by id (for their owner) but leave the hash index.
-    return holder && this.keysByHash.get(holder.keyHash) === holder ? holder : undefined;
+  holder(keyId: string): LiveKey | undefined {
+    return this.keys.active(keyId);
   }
 
   keyOwner(keyId: string): string | undefined {
-    return this.keysById.get(keyId)?.accountId;
+    return this.keys.byKeyId(keyId)?.accountId;
   }
 
   account(accountId: string): LiveAccount | undefined {

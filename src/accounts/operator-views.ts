@@ -32,7 +32,8 @@ export interface AccountSummary {
 
 const SUMMARY = `SELECT a.account_id, a.name, a.created_at, a.rate_limit_rpm,
     coalesce(b.balance_nanos, 0)::text AS balance_nanos,
-    (SELECT count(*) FROM api_keys k WHERE k.account_id = a.account_id AND k.revoked_at IS NULL)::int AS active_keys,
+    (SELECT count(*) FROM api_keys k WHERE k.account_id = a.account_id AND k.sub_account_id IS NULL
+       AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))::int AS active_keys,
     (SELECT count(*) FROM sub_accounts s WHERE s.account_id = a.account_id AND s.deleted_at IS NULL)::int AS sub_accounts
   FROM accounts a LEFT JOIN balances b ON b.account_id = a.account_id`;
 
@@ -65,32 +66,55 @@ export async function listAccounts(sql: Sql): Promise<{ object: 'list'; data: Ac
 export interface KeyView {
   key_id: string;
   account_id: string;
+  /** Null for the account's main keys. */
+  sub_account_id: string | null;
+  name: string;
   key_prefix: string;
   created_at: string;
+  /** When it stops (or stopped) authenticating: its own expiry, or a rotation's grace end; null: never. */
+  expires_at: string | null;
+  /** The key that replaced it in a rotation. */
+  replaced_by: string | null;
   revoked_at: string | null;
 }
 
-/** An account's keys (or every key), newest first; the secret itself is never stored, only its prefix. */
-export async function listKeys(sql: Sql, accountId?: string): Promise<{ object: 'list'; data: KeyView[] }> {
+/**
+ * An account's keys (or every key), its sub-accounts' included, newest first; with `subAccountId`, that
+ * sub-account's alone. The secret itself is never stored, only its prefix.
+ */
+export async function listKeys(
+  sql: Sql,
+  accountId?: string,
+  subAccountId?: string,
+): Promise<{ object: 'list'; data: KeyView[] }> {
   if (accountId !== undefined) await requireAccount(sql, accountId);
   const { rows } = await sql.query<{
     key_id: string;
     account_id: string;
+    sub_account_id: string | null;
+    name: string;
     key_prefix: string;
     created_at: Date;
+    expires_at: Date | null;
+    replaced_by: string | null;
     revoked_at: Date | null;
   }>(
-    `SELECT key_id, account_id, key_prefix, created_at, revoked_at FROM api_keys
-      WHERE $1::text IS NULL OR account_id = $1 ORDER BY created_at DESC, key_id`,
-    [accountId ?? null],
+    `SELECT key_id, account_id, sub_account_id, name, key_prefix, created_at, expires_at, replaced_by, revoked_at
+       FROM api_keys WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR sub_account_id = $2)
+      ORDER BY created_at DESC, key_id`,
+    [accountId ?? null, subAccountId ?? null],
   );
   return {
     object: 'list',
     data: rows.map((r) => ({
       key_id: r.key_id,
       account_id: r.account_id,
+      sub_account_id: r.sub_account_id,
+      name: r.name,
       key_prefix: r.key_prefix,
       created_at: r.created_at.toISOString(),
+      expires_at: r.expires_at?.toISOString() ?? null,
+      replaced_by: r.replaced_by,
       revoked_at: r.revoked_at?.toISOString() ?? null,
     })),
   };
@@ -99,21 +123,35 @@ export async function listKeys(sql: Sql, accountId?: string): Promise<{ object: 
 export interface AccountBalance extends Balance {
   account_id: string;
   topped_up_cents: number;
+  /** The operator's adjustments: credits less debits. */
+  adjusted_cents: number;
   charged_cents: number;
 }
 
-/** The balance now (top-ups less charges), with what made it. */
+/** The balance now (top-ups plus adjustments less charges), with what made it. */
 export async function accountBalance(sql: Sql, accountId: string): Promise<AccountBalance> {
   await requireAccount(sql, accountId);
-  const { rows } = await sql.query<{ balance_nanos: string; topped_up_nanos: string; charged_nanos: string }>(
-    'SELECT balance_nanos::text, topped_up_nanos::text, charged_nanos::text FROM balances WHERE account_id = $1',
+  const { rows } = await sql.query<{
+    balance_nanos: string;
+    topped_up_nanos: string;
+    adjusted_nanos: string;
+    charged_nanos: string;
+  }>(
+    `SELECT balance_nanos::text, topped_up_nanos::text, adjusted_nanos::text, charged_nanos::text
+     FROM balances WHERE account_id = $1`,
     [accountId],
   );
-  const row = rows[0] ?? { balance_nanos: '0', topped_up_nanos: '0', charged_nanos: '0' };
+  const row = rows[0] ?? {
+    balance_nanos: '0',
+    topped_up_nanos: '0',
+    adjusted_nanos: '0',
+    charged_nanos: '0',
+  };
   return {
     account_id: accountId,
     ...toBalance(BigInt(row.balance_nanos)),
     topped_up_cents: nanosToCents(BigInt(row.topped_up_nanos)),
+    adjusted_cents: nanosToCents(BigInt(row.adjusted_nanos)),
     charged_cents: nanosToCents(BigInt(row.charged_nanos)),
   };
 }

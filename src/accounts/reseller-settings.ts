@@ -28,11 +28,17 @@ export function resellerSettings(input: ResellerInput, accountTpm: number | null
         }),
     ...(input.spend_cap_reset === undefined ? {} : { spendCapReset: input.spend_cap_reset }),
     // A sub-account's token limit never exceeds its account's own.
-    ...(tpm === undefined
-      ? {}
-      : { rateLimitTpm: tpm === null || accountTpm === null ? tpm : Math.min(tpm, accountTpm) }),
+    ...(tpm === undefined ? {} : { rateLimitTpm: cappedTpm(tpm, accountTpm) }),
     ...(input.allowed_models === undefined ? {} : { allowedModels: input.allowed_models }),
   };
+}
+
+/**
+ * A sub-account's tokens-per-minute limit in force: its own, never above its account's (null: no limit of its own;
+ * the account's, when it has one, still counts the sub-account's tokens with all its others').
+ */
+export function cappedTpm(own: number | null, accountTpm: number | null): number | null {
+  return own === null || accountTpm === null ? own : Math.min(own, accountTpm);
 }
 
 /** The reseller settings as the API shows them. */

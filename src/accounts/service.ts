@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { NewKey } from '../../commands/account/decide.ts';
 import { AccountCommands } from '../../commands/account/handler.ts';
+import { BudgetLedger } from '../../commands/budget/handler.ts';
 import { DomainError } from '../../commands/errors.ts';
 import { NANOS_PER_CENT } from '../../events/money.ts';
 import type { EventStore } from '../../events/store.ts';
+import { type AdjustmentInput, type AdjustmentResult, Adjustments } from './adjustments.ts';
 import { generateKey } from './keys.ts';
 
 export const DEFAULT_RATE_LIMIT_RPM = 600;
@@ -31,14 +33,18 @@ export type AfterWrite = (checkpoint: string) => Promise<void>;
 /** The operator's account actions, shared by the admin routes and the CLI's direct mode. */
 export class AccountService {
   private readonly commands: AccountCommands;
+  private readonly adjustments: Adjustments;
 
   constructor(
     store: EventStore,
     private readonly keyOwner: KeyOwnerLookup,
     private readonly afterWrite: AfterWrite = async () => {},
     private readonly clock: () => Date = () => new Date(),
+    /** The budget streams' writer, shared with the gateway's spending so that one process has one per stream. */
+    ledger: BudgetLedger = new BudgetLedger(store, clock),
   ) {
     this.commands = new AccountCommands(store);
+    this.adjustments = new Adjustments(store, ledger, afterWrite);
   }
 
   private async handle(...args: Parameters<AccountCommands['handle']>) {
@@ -106,10 +112,22 @@ export class AccountService {
     );
   }
 
+  /** Lifts a tag's monthly cap: the tag is uncapped from the next request on. */
+  async removeTagBudget(accountId: string, tag: string, correlationId?: string): Promise<void> {
+    await this.handle(accountId, { type: 'RemoveTagBudget', tag }, { now: this.clock(), correlationId });
+  }
+
+  /** A credit or debit of the balance with its reason, once per reference (see ./adjustments.ts). */
+  adjust(accountId: string, input: AdjustmentInput): Promise<AdjustmentResult> {
+    return this.adjustments.adjust(accountId, input);
+  }
+
   async changeSettings(
     accountId: string,
     settings: {
       rateLimitRpm?: number;
+      /** null lifts the account's tokens-per-minute limit. */
+      rateLimitTpm?: number | null;
       balanceLowCents?: number;
       requestBodies?: 'keep' | 'drop' | null;
       requestRetentionDays?: number | null;
@@ -124,6 +142,7 @@ export class AccountService {
       {
         type: 'ChangeSettings',
         rateLimitRpm: settings.rateLimitRpm,
+        rateLimitTpm: settings.rateLimitTpm,
         balanceLowThresholdNanos:
           settings.balanceLowCents === undefined
             ? undefined

@@ -7,8 +7,10 @@ import { subAccountSpending } from '../../projections/usage/index.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { nanosToCents } from '../contracts/money.ts';
 import { generateKey } from './keys.ts';
-import type { KeyHolder, LiveAccounts, LiveSubAccount } from './live-state.ts';
-import { type ResellerInput, resellerSettings, resellerView } from './reseller-settings.ts';
+import type { KeyHolder, LiveAccount, LiveAccounts, LiveSubAccount } from './live-state.ts';
+import { cappedTpm, type ResellerInput, resellerSettings, resellerView } from './reseller-settings.ts';
+import { periodSpending, periodView } from './spend-period.ts';
+import { type Statement, statementOf } from './statement.ts';
 
 export interface SubAccountInput extends ResellerInput {
   name?: string;
@@ -35,6 +37,10 @@ export interface SubAccountRecord {
   spend_cap_reset: 'daily' | 'weekly' | 'monthly' | null;
   rate_limit_tpm: number | null;
   allowed_models: string[] | null;
+  /** In the sub-account's price, over its cap's current period (for life when its cap does not renew). */
+  spent_this_period_cents: number;
+  /** Unix seconds when the cap renews; null when it does not. */
+  period_resets_at: number | null;
 }
 
 /** Sub-accounts: scoped keys with their own cap, rate limit and default tag, read from the live state. */
@@ -72,7 +78,7 @@ export class SubAccounts {
         rateLimitRpm: Math.min(input.rate_limit_rpm ?? account.rateLimitRpm, account.rateLimitRpm),
         defaultTag: input.default_tag ?? null,
         key: record,
-        reseller: resellerSettings(input, null),
+        reseller: resellerSettings(input, account.rateLimitTpm),
       },
       { now: this.clock(), correlationId: requestId },
     );
@@ -83,14 +89,22 @@ export class SubAccounts {
   async list(auth: KeyHolder): Promise<SubAccountRecord[]> {
     const subs = this.live.subAccountsOf(auth.accountId);
     const spent = await this.spent(auth.accountId);
-    const limit = this.live.account(auth.accountId)?.rateLimitRpm;
-    return subs.map((sub) => toRecord(sub, spent.get(sub.subAccountId) ?? 0n, limit));
+    const account = this.live.account(auth.accountId);
+    const periods = await periodSpending(this.sql, auth.accountId, subs, spent, this.clock());
+    return subs.map((sub) => ({
+      ...toRecord(sub, spent.get(sub.subAccountId) ?? 0n, account),
+      ...periodView(periods.get(sub.subAccountId)),
+    }));
   }
 
   async get(auth: KeyHolder, id: string): Promise<SubAccountRecord> {
     const sub = this.owned(auth, id);
     const spent = await this.spent(auth.accountId, id);
-    return toRecord(sub, spent.get(id) ?? 0n, this.live.account(auth.accountId)?.rateLimitRpm);
+    const periods = await periodSpending(this.sql, auth.accountId, [sub], spent, this.clock());
+    return {
+      ...toRecord(sub, spent.get(id) ?? 0n, this.live.account(auth.accountId)),
+      ...periodView(periods.get(id)),
+    };
   }
 
   async update(
@@ -116,7 +130,7 @@ export class SubAccounts {
               ? undefined
               : Math.min(input.rate_limit_rpm, account?.rateLimitRpm ?? input.rate_limit_rpm),
           defaultTag: input.default_tag,
-          ...resellerSettings(input, null),
+          ...resellerSettings(input, account?.rateLimitTpm ?? null),
         },
       },
       { now: this.clock(), correlationId: requestId },
@@ -136,6 +150,20 @@ export class SubAccounts {
     return { id, object: 'sub_account' as const, deleted: true };
   }
 
+  /** A sub-account's statement of one UTC month, in its price. */
+  statement(auth: KeyHolder, id: string, month: string): Promise<Statement> {
+    return statementOf(this.sql, this.owned(auth, id), month);
+  }
+
+  /** What a sub-account key may still spend: its cap less what it spent this period, in its price. */
+  async capLeft(auth: KeyHolder): Promise<bigint> {
+    const sub = auth.subAccountId ? this.live.subAccount(auth.subAccountId) : undefined;
+    if (!sub) return 0n;
+    const lifetime = await this.spent(auth.accountId, sub.subAccountId);
+    const periods = await periodSpending(this.sql, auth.accountId, [sub], lifetime, this.clock());
+    return sub.spendCapNanos - (periods.get(sub.subAccountId)?.spentNanos ?? 0n);
+  }
+
   private owned(auth: KeyHolder, id: string): LiveSubAccount {
     const sub = this.live.subAccount(id);
     if (!sub || sub.deleted || sub.accountId !== auth.accountId) {
@@ -144,23 +172,29 @@ export class SubAccounts {
     return sub;
   }
 
-  /** Lifetime spending per sub-account, from the usage read model. */
+  /** Lifetime spending per sub-account (in its price), from the usage read model. */
   private spent(accountId: string, subAccountId?: string): Promise<Map<string, bigint>> {
     return subAccountSpending(this.sql, accountId, subAccountId);
   }
 }
 
-function toRecord(sub: LiveSubAccount, spentNanos: bigint, accountRpm = sub.rateLimitRpm): SubAccountRecord {
+/** The limits shown are those in force: the sub-account's own, never above its account's (even lowered since). */
+function toRecord(
+  sub: LiveSubAccount,
+  spentNanos: bigint,
+  account?: LiveAccount,
+): Omit<SubAccountRecord, keyof ReturnType<typeof periodView>> {
   return {
     id: sub.subAccountId,
     object: 'sub_account',
     name: sub.name,
     external_ref: sub.externalRef,
     spend_cap_cents: Number(sub.spendCapNanos / NANOS_PER_CENT),
-    rate_limit_rpm: Math.min(sub.rateLimitRpm, accountRpm),
+    rate_limit_rpm: Math.min(sub.rateLimitRpm, account?.rateLimitRpm ?? sub.rateLimitRpm),
     default_tag: sub.defaultTag,
     created_at: Math.floor(sub.createdAt.getTime() / 1000),
     spent_cents: nanosToCents(spentNanos),
     ...resellerView(sub),
+    rate_limit_tpm: cappedTpm(sub.rateLimitTpm, account?.rateLimitTpm ?? null),
   };
 }

@@ -4,6 +4,7 @@ import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
 import type { GatewayEvent } from '../../events/index.ts';
 import type { EventStore } from '../../events/store.ts';
 import { projections } from '../../projections/index.ts';
+import { statementTotals } from '../../projections/statements/index.ts';
 import type { Projection } from '../../projections/types.ts';
 import { catchUp } from '../projections/runner.ts';
 import { BatchLineBook } from './batch-lines.ts';
@@ -16,10 +17,12 @@ import { MonthBook } from './months.ts';
 import { PricingCheck } from './pricing.ts';
 import { formatReport } from './report.ts';
 import { saveAuditReport } from './reports.ts';
+import { ResaleCheck } from './resale.ts';
 import { SchemaCheck } from './schema-check.ts';
 import { accountOf, scopeOf } from './scope.ts';
 import { StreamSequencer } from './sequencer.ts';
 import { ShadowModels } from './shadow.ts';
+import { StatementSums } from './statements.ts';
 import { checkStreamHeads } from './stream-heads.ts';
 
 export interface AuditOptions {
@@ -59,12 +62,15 @@ export async function runAudit(
   const pricing = new PricingCheck();
   const ledger = new LedgerSums();
   const batchLines = new BatchLineBook();
+  const resale = new ResaleCheck();
+  const statements = new StatementSums();
   const sequencer = new StreamSequencer<Item>(({ stored, event }) => {
     if (!event) return;
     holds.apply(stored, event);
     caps.apply(stored, event);
     months.apply(stored, event);
     pricing.apply(stored, event);
+    resale.apply(stored, event);
   });
 
   const client = await pool.connect();
@@ -79,6 +85,7 @@ export async function runAudit(
         if (event) {
           ledger.apply(stored, event);
           batchLines.apply(stored, event);
+          statements.apply(stored, event);
         }
       }
       await shadows.apply(mine);
@@ -99,7 +106,10 @@ export async function runAudit(
         whileLocked:
           projection.name === 'balances'
             ? async () => ledger.compare(await balanceRows(client, options.accountId))
-            : undefined,
+            : projection.name === 'statements'
+              ? async () =>
+                  statements.compare(await statementTotals(client, options.accountId), options.accountId)
+              : undefined,
       });
     }
 
@@ -152,12 +162,14 @@ export async function runAudit(
       },
       {
         title: 'caps',
-        summary: `${caps.reservations} reservations checked against balance, sub-account and tag caps; ${caps.overruns} overruns`,
+        summary: `${caps.reservations} reservations checked against balance and tag caps, ${caps.subAccountCaps.reservations} against sub-account caps (in their price, for life or per period); ${caps.overruns} overruns`,
         findings: caps.findings,
       },
       {
         title: 'balances',
-        summary: `${ledger.compared} balances rows checked: balance = top-ups − charges, as the log adds up`,
+        summary: `${ledger.compared} balances rows checked: balance = top-ups + adjustments − charges, as the log adds up${
+          ledger.adjustments > 0 ? `; ${ledger.adjustments} adjustments` : ''
+        }`,
         findings: ledger.findings,
       },
       {
@@ -169,6 +181,16 @@ export async function runAudit(
         title: 'pricing',
         summary: `${pricing.priced} charges re-priced from their recorded lines`,
         findings: pricing.findings,
+      },
+      {
+        title: 'resale',
+        summary: `${resale.priced} sub-account charges re-priced from their price books: price − cost = margin`,
+        findings: resale.findings,
+      },
+      {
+        title: 'statements',
+        summary: `${statements.compared} sub-account statements (per month) held against their charges in the log`,
+        findings: statements.findings,
       },
       {
         title: 'batch lines',

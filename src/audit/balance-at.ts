@@ -15,6 +15,7 @@ export interface BalanceAt {
   usd: number;
   nanos: string;
   topped_up_nanos: string;
+  adjusted_nanos: string;
   charged_nanos: string;
 }
 
@@ -29,7 +30,8 @@ async function* readStream(store: EventStore, stream: string): AsyncIterable<Sto
 }
 
 /**
- * The balance as it stood at an instant, from the log alone: top-ups less refunds, less charges (settled and overrun) that
+ * The balance as it stood at an instant, from the log alone: top-ups less refunds, plus the operator's adjustments,
+ * less charges (settled and overrun) that
  * occurred at or before it. Budget months are read from the one before the account's opening (clocks differ
  * by a little between instances) to the one after the instant's (a charge may be booked to the next month
  * a moment before its time).
@@ -63,6 +65,7 @@ export async function balanceAt(
   if (!openedAt) throw new DomainError('not_found', `account ${accountId} not found`, 'account');
 
   let charged = 0n;
+  let adjusted = 0n;
   const last = nextMonth(monthOf(at < now ? at : now));
   for (let month = previousMonth(monthOf(openedAt)); month <= last; month = nextMonth(month)) {
     for await (const stored of readStream(store, budgetStream(accountId, month))) {
@@ -71,15 +74,17 @@ export async function balanceAt(
       if (!parsed.ok) continue;
       if (parsed.event.type === 'SpendSettled') charged += BigInt(parsed.event.data.chargedNanos);
       if (parsed.event.type === 'SpendOverrun') charged += BigInt(parsed.event.data.overrunNanos);
+      if (parsed.event.type === 'BalanceAdjusted') adjusted += BigInt(parsed.event.data.amountNanos);
     }
   }
-  const nanos = toppedUp - charged;
+  const nanos = toppedUp + adjusted - charged;
   return {
     account_id: accountId,
     at: at.toISOString(),
     ...toBalance(nanos),
     nanos: nanos.toString(),
     topped_up_nanos: toppedUp.toString(),
+    adjusted_nanos: adjusted.toString(),
     charged_nanos: charged.toString(),
   };
 }

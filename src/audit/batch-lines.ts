@@ -81,7 +81,8 @@ export class BatchLineBook {
             requestId: event.data.requestId,
             accountId: event.data.accountId,
             holdId: event.data.holdId,
-            amount: BigInt(event.data.chargedNanos),
+            // A line records what its requester was charged: a sub-account's price (docs/billing.md, Reselling).
+            amount: BigInt(event.data.priceNanos ?? event.data.chargedNanos),
             discount: event.data.charge.discount,
             at: where(stored),
           });
@@ -91,7 +92,7 @@ export class BatchLineBook {
           this.overruns.push({
             requestId: event.data.requestId,
             holdId: event.data.holdId,
-            amount: BigInt(event.data.overrunNanos),
+            amount: BigInt(event.data.priceNanos ?? event.data.overrunNanos),
           });
         return;
       default:

@@ -4,8 +4,10 @@ import { categorize } from '../../events/categories.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { type GatewayEvent, parseEvent } from '../../events/index.ts';
 import type { SubAccountEvent } from '../../events/subaccount.ts';
+import { checkAdjustment } from './adjustments.ts';
 import { usd } from './decimal.ts';
 import { Findings, where } from './findings.ts';
+import { SubAccountCaps } from './sub-account-caps.ts';
 
 interface OpenHold {
   amount: bigint;
@@ -14,7 +16,12 @@ interface OpenHold {
 }
 
 interface AccountBook {
+  /** What the account was given to spend: top-ups less refunds, plus adjustments. */
   toppedUp: bigint;
+  /** What is left of each top-up after refunds and a reversal, by reference. */
+  topUps: Map<string, bigint>;
+  /** Top-ups an adjustment reversed, with the adjustment's reference. */
+  reversedBy: Map<string, string>;
   charged: bigint;
   subAccountCharged: Map<string, bigint>;
   /** This month's charges per tag, keyed `month/tag`. */
@@ -48,8 +55,11 @@ export class CapReplay {
   private readonly subAccounts = new Map<string, SubAccountCap>();
   reservations = 0;
   overruns = 0;
+  /** Sub-accounts' caps, in their price and per period: checked apart, into the same findings. */
+  readonly subAccountCaps = new SubAccountCaps(this.findings);
 
   apply(stored: StoredEvent, event: GatewayEvent): void {
+    this.subAccountCaps.apply(stored, event);
     const sorted = categorize(event);
     switch (sorted.category) {
       case 'account':
@@ -80,12 +90,18 @@ export class CapReplay {
 
   private applyAccount(stored: StoredEvent, event: AccountEvent): void {
     switch (event.type) {
-      case 'AccountToppedUp':
-        this.book(event.data.accountId).toppedUp += BigInt(event.data.amountNanos);
+      case 'AccountToppedUp': {
+        const book = this.book(event.data.accountId);
+        book.toppedUp += BigInt(event.data.amountNanos);
+        book.topUps.set(event.data.reference, BigInt(event.data.amountNanos));
         return;
+      }
       case 'AccountTopUpReversed': {
         const book = this.book(event.data.accountId);
         book.toppedUp -= BigInt(event.data.amountNanos);
+        const topUp = book.topUps.get(event.data.reference);
+        if (topUp !== undefined)
+          book.topUps.set(event.data.reference, topUp - BigInt(event.data.amountNanos));
         // A refund is the processor's fact and is recorded whole; money already spent is then owed, and said so.
         const left = book.toppedUp - book.charged;
         if (left < 0n)
@@ -97,9 +113,13 @@ export class CapReplay {
       case 'TagBudgetSet':
         this.book(event.data.accountId).tagCaps.set(event.data.tag, BigInt(event.data.capNanos));
         return;
+      case 'TagBudgetRemoved':
+        this.book(event.data.accountId).tagCaps.delete(event.data.tag);
+        return;
       case 'AccountOpened':
       case 'ApiKeyIssued':
       case 'ApiKeyRevoked':
+      case 'ApiKeyRotated':
       case 'AccountSettingsChanged':
       case 'DailyUsageSummarized':
       case 'WebhookEndpointSet':
@@ -130,6 +150,11 @@ export class CapReplay {
         if (sub) sub.deleted = true;
         return;
       }
+      // Keys change who may spend, not how much: every key of a sub-account spends under its cap.
+      case 'SubAccountKeyIssued':
+      case 'SubAccountKeyRevoked':
+      case 'SubAccountKeyRotated':
+        return;
       default: {
         const _exhaustive: never = event;
         return;
@@ -166,6 +191,9 @@ export class CapReplay {
       case 'SpendReleased':
         this.book(event.data.accountId).holds.delete(event.data.holdId);
         return;
+      case 'BalanceAdjusted':
+        checkAdjustment(this.book(event.data.accountId), event.data, where(stored), this.findings);
+        return;
       case 'BudgetMonthClosed':
       case 'BalanceLowReached':
       case 'BalanceExhausted':
@@ -185,6 +213,8 @@ export class CapReplay {
     if (!book) {
       book = {
         toppedUp: 0n,
+        topUps: new Map(),
+        reversedBy: new Map(),
         charged: 0n,
         subAccountCharged: new Map(),
         tagCharged: new Map(),
@@ -217,10 +247,8 @@ export class CapReplay {
       crossed.push(
         `account ${data.accountId}'s balance (top-ups ${usd(book.toppedUp)}, charged ${usd(book.charged)})`,
       );
-    const sub = data.subAccountId ? this.subAccounts.get(data.subAccountId) : undefined;
-    const subSpent = data.subAccountId ? (book.subAccountCharged.get(data.subAccountId) ?? 0n) : 0n;
-    if (sub && subSpent > sub.cap)
-      crossed.push(`sub-account ${data.subAccountId}'s cap (cap ${usd(sub.cap)}, spent ${usd(subSpent)})`);
+    const sub = this.subAccountCaps.crossedBy(data);
+    if (sub) crossed.push(sub);
     const tagCap = data.tag ? book.tagCaps.get(data.tag) : undefined;
     const tagSpent = data.tag ? (book.tagCharged.get(`${data.month}/${data.tag}`) ?? 0n) : 0n;
     if (tagCap !== undefined && tagSpent > tagCap)
@@ -260,22 +288,7 @@ export class CapReplay {
         `${at}: ${hold} exceeds the account balance: top-ups ${usd(book.toppedUp)} − charged ${usd(book.charged)} − held ${usd(heldBefore.total)} = ${usd(balance)}`,
       );
     }
-    if (data.subAccountId) {
-      const sub = this.subAccounts.get(data.subAccountId);
-      if (!sub || sub.accountId !== data.accountId) {
-        this.findings.fail(`${at}: ${hold} is for sub-account ${data.subAccountId}, unknown to this account`);
-      } else {
-        if (sub.deleted)
-          this.findings.note(`${at}: ${hold} is for sub-account ${data.subAccountId}, already deleted`);
-        const spent = book.subAccountCharged.get(data.subAccountId) ?? 0n;
-        const room = sub.cap - spent - heldBefore.subAccount;
-        if (amount > room) {
-          this.findings.fail(
-            `${at}: ${hold} exceeds sub-account ${data.subAccountId}'s cap: cap ${usd(sub.cap)} − spent ${usd(spent)} − held ${usd(heldBefore.subAccount)} = ${usd(room)}`,
-          );
-        }
-      }
-    }
+    // The sub-account's cap is in its price, for life or per period: ./sub-account-caps.ts.
     const cap = data.tag ? book.tagCaps.get(data.tag) : undefined;
     if (data.tag && cap !== undefined) {
       const spent = book.tagCharged.get(`${data.month}/${data.tag}`) ?? 0n;

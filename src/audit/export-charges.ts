@@ -20,7 +20,18 @@ export const CHARGE_COLUMNS = [
   'charged_nanos',
   'charged_usd',
   'usage_reported',
+  'adjustment_nanos',
+  'adjustment_usd',
+  'reference',
+  'reason',
+  'reverses',
 ] as const;
+
+type Column = (typeof CHARGE_COLUMNS)[number];
+
+/** A line of the columns given, the others empty (an adjustment has no charge columns, a charge no adjustment's). */
+const line = (cells: Partial<Record<Column, CsvCell>>): CsvCell[] =>
+  CHARGE_COLUMNS.map((c) => cells[c] ?? '');
 
 interface ChargeRow {
   occurred_at: Date;
@@ -50,8 +61,11 @@ const amount = (nanos: string | null): CsvCell => (nanos === null ? '' : csvNumb
 /**
  * One month's charges of an account, one CSV line each, from the `charges` read model (the month a charge is
  * booked to, as the ledger keeps it). An overrun is its own line (kind `overrun`) after its settlement; it has
- * no price lines. Amounts stay exact: nano-dollars as integers, dollars as decimals with nine places. Text a
- * client chose (a tag, a request id) is escaped where a spreadsheet would read it as a formula (./csv.ts).
+ * no price lines. The operator's adjustments of that month are lines of kind `adjustment`, in time order among the
+ * charges: `adjustment_nanos` signed (a credit positive, a debit negative), their reference, reason and the top-up a
+ * reversal gives back; their charge columns are empty, so the charged columns still add up to the charges.
+ * Amounts stay exact: nano-dollars as integers, dollars as decimals with nine places. Text a client or the operator
+ * chose (a tag, a request id, a reason) is escaped where a spreadsheet would read it as a formula (./csv.ts).
  */
 export async function exportChargesCsv(sql: Sql, accountId: string, month: string): Promise<string> {
   const account = await sql.query('SELECT 1 FROM accounts WHERE account_id = $1', [accountId]);
@@ -64,23 +78,54 @@ export async function exportChargesCsv(sql: Sql, accountId: string, month: strin
      ORDER BY occurred_at, hold_id, CASE kind WHEN 'settled' THEN 0 ELSE 1 END, event_id`,
     [accountId, month],
   );
-  const lines = rows.map((r): CsvCell[] => [
-    r.occurred_at.toISOString(),
-    r.request_id,
-    r.hold_id,
-    r.kind,
-    r.sub_account_id ?? '',
-    r.tag ?? '',
-    r.model ?? '',
-    r.provider ?? '',
-    quantity(r.lines, 'input_tokens'),
-    quantity(r.lines, 'output_tokens'),
-    amount(r.pass_through_nanos),
-    amount(r.fee_nanos),
-    r.discount ?? '',
-    csvNumber(r.charged_nanos),
-    csvNumber(nanosToUsd(BigInt(r.charged_nanos))),
-    r.usage_reported === null ? '' : String(r.usage_reported),
-  ]);
+  const charges = rows.map((r) =>
+    line({
+      occurred_at: r.occurred_at.toISOString(),
+      request_id: r.request_id,
+      hold_id: r.hold_id,
+      kind: r.kind,
+      sub_account_id: r.sub_account_id ?? '',
+      tag: r.tag ?? '',
+      model: r.model ?? '',
+      provider: r.provider ?? '',
+      input_tokens: quantity(r.lines, 'input_tokens'),
+      output_tokens: quantity(r.lines, 'output_tokens'),
+      pass_through_nanos: amount(r.pass_through_nanos),
+      fee_nanos: amount(r.fee_nanos),
+      discount: r.discount ?? '',
+      charged_nanos: csvNumber(r.charged_nanos),
+      charged_usd: csvNumber(nanosToUsd(BigInt(r.charged_nanos))),
+      usage_reported: r.usage_reported === null ? '' : String(r.usage_reported),
+    }),
+  );
+  const adjustments = await adjustmentLines(sql, accountId, month);
+  const at = (cells: CsvCell[]) => cells[0] as string;
+  // ISO times sort as text; the sort is stable, so charges keep their order among themselves.
+  const lines = [...charges, ...adjustments].sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : 0));
   return toCsv([[...CHARGE_COLUMNS], ...lines]);
+}
+
+async function adjustmentLines(sql: Sql, accountId: string, month: string): Promise<CsvCell[][]> {
+  const { rows } = await sql.query<{
+    occurred_at: Date;
+    reference: string;
+    amount_nanos: string;
+    reason: string;
+    reverses: string | null;
+  }>(
+    `SELECT occurred_at, reference, amount_nanos::text, reason, reverses FROM adjustments
+     WHERE account_id = $1 AND month = $2 ORDER BY occurred_at, reference`,
+    [accountId, month],
+  );
+  return rows.map((r) =>
+    line({
+      occurred_at: r.occurred_at.toISOString(),
+      kind: 'adjustment',
+      adjustment_nanos: csvNumber(r.amount_nanos),
+      adjustment_usd: csvNumber(nanosToUsd(BigInt(r.amount_nanos))),
+      reference: r.reference,
+      reason: r.reason,
+      reverses: r.reverses ?? '',
+    }),
+  );
 }

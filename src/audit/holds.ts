@@ -88,6 +88,7 @@ export class HoldBook {
         return;
       }
       case 'BudgetMonthClosed':
+      case 'BalanceAdjusted':
       case 'BalanceLowReached':
       case 'BalanceExhausted':
       case 'TagUsageThresholdExceeded':

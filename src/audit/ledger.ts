@@ -7,27 +7,32 @@ import { Findings, where } from './findings.ts';
 interface AccountSums {
   opened: boolean;
   toppedUp: bigint;
+  adjusted: bigint;
   charged: bigint;
   references: Set<string>;
+  adjustments: Set<string>;
 }
 
 export interface BalanceRow {
   account_id: string;
   balance_nanos: string;
   topped_up_nanos: string;
+  adjusted_nanos: string;
   charged_nanos: string;
   top_up_count: number;
 }
 
 /**
- * Each account's top-ups and charges added up from the log (charged = settled + overrun), to hold against the
- * `balances` read model: balance = top-ups − charges, row by row. Sums do not depend on order, so events are
+ * Each account's top-ups, adjustments and charges added up from the log (charged = settled + overrun), to hold
+ * against the `balances` read model: balance = top-ups + adjustments − charges, row by row. Sums do not depend on order, so events are
  * counted as they arrive.
  */
 export class LedgerSums {
   readonly findings = new Findings();
   private readonly accounts = new Map<string, AccountSums>();
   compared = 0;
+  /** Adjustments counted, for the report. */
+  adjustments = 0;
 
   apply(stored: StoredEvent, event: GatewayEvent): void {
     if (event.type === 'AccountOpened') {
@@ -44,6 +49,18 @@ export class LedgerSums {
     } else if (event.type === 'AccountTopUpReversed') {
       // The read model's topped_up_nanos is net of refunds, as the spending limit is.
       this.sums(event.data.accountId).toppedUp -= BigInt(event.data.amountNanos);
+    } else if (event.type === 'BalanceAdjusted') {
+      const sums = this.sums(event.data.accountId);
+      // The budget stream records a reference once for good, whichever month it comes back in.
+      if (sums.adjustments.has(event.data.reference)) {
+        this.findings.fail(
+          `${where(stored)}: adjustment reference ${event.data.reference} is recorded twice`,
+        );
+        return;
+      }
+      sums.adjustments.add(event.data.reference);
+      sums.adjusted += BigInt(event.data.amountNanos);
+      this.adjustments += 1;
     } else if (event.type === 'SpendSettled') {
       this.sums(event.data.accountId).charged += BigInt(event.data.chargedNanos);
     } else if (event.type === 'SpendOverrun') {
@@ -54,7 +71,14 @@ export class LedgerSums {
   private sums(accountId: string): AccountSums {
     let sums = this.accounts.get(accountId);
     if (!sums) {
-      sums = { opened: false, toppedUp: 0n, charged: 0n, references: new Set() };
+      sums = {
+        opened: false,
+        toppedUp: 0n,
+        adjusted: 0n,
+        charged: 0n,
+        references: new Set(),
+        adjustments: new Set(),
+      };
       this.accounts.set(accountId, sums);
     }
     return sums;
@@ -68,11 +92,12 @@ export class LedgerSums {
       this.compared += 1;
       const balance = BigInt(row.balance_nanos);
       const toppedUp = BigInt(row.topped_up_nanos);
+      const adjusted = BigInt(row.adjusted_nanos);
       const charged = BigInt(row.charged_nanos);
       const at = `balances row of ${row.account_id}`;
-      if (balance !== toppedUp - charged) {
+      if (balance !== toppedUp + adjusted - charged) {
         this.findings.fail(
-          `${at}: balance ${usd(balance)} ≠ top-ups ${usd(toppedUp)} − charges ${usd(charged)} = ${usd(toppedUp - charged)}`,
+          `${at}: balance ${usd(balance)} ≠ top-ups ${usd(toppedUp)} + adjustments ${usd(adjusted)} − charges ${usd(charged)} = ${usd(toppedUp + adjusted - charged)}`,
         );
       }
       const sums = this.accounts.get(row.account_id);
@@ -82,6 +107,8 @@ export class LedgerSums {
       }
       if (toppedUp !== sums.toppedUp)
         this.findings.fail(`${at}: top-ups ${usd(toppedUp)}, the log adds up to ${usd(sums.toppedUp)}`);
+      if (adjusted !== sums.adjusted)
+        this.findings.fail(`${at}: adjustments ${usd(adjusted)}, the log adds up to ${usd(sums.adjusted)}`);
       if (charged !== sums.charged)
         this.findings.fail(`${at}: charges ${usd(charged)}, the log adds up to ${usd(sums.charged)}`);
       if (row.top_up_count !== sums.references.size)
@@ -97,7 +124,8 @@ export class LedgerSums {
 
 export async function balanceRows(sql: Sql, accountId: string | undefined): Promise<BalanceRow[]> {
   const { rows } = await sql.query<BalanceRow & Record<string, unknown>>(
-    `SELECT account_id, balance_nanos::text, topped_up_nanos::text, charged_nanos::text, top_up_count
+    `SELECT account_id, balance_nanos::text, topped_up_nanos::text, adjusted_nanos::text, charged_nanos::text,
+            top_up_count
      FROM balances WHERE $1::text IS NULL OR account_id = $1 ORDER BY account_id`,
     [accountId ?? null],
   );

@@ -1,3 +1,4 @@
+import { firstCarriedDay } from '../../commands/budget/periods.ts';
 import { type BudgetEvent, previousMonth } from '../../events/budget.ts';
 import { categorize } from '../../events/categories.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
@@ -7,12 +8,25 @@ import { Findings, where } from './findings.ts';
 
 interface AccountMonths {
   charged: bigint;
+  /** Lifetime adjustments, and each by its reference as the months carry it (amount, reason, reversed top-up). */
+  adjusted: bigint;
+  adjustments: Map<string, string>;
+  /** Lifetime charges per sub-account, in its price. */
   subAccountCharged: Map<string, bigint>;
+  /** Charges per sub-account and the day each records, in its price: the days a week's cap carries over. */
+  subAccountDays: Map<string, Map<string, bigint>>;
   openHolds: Map<string, bigint>;
   months: Map<string, 'open' | 'closed'>;
 }
 
 type Carried = Extract<GatewayEvent, { type: 'BudgetMonthOpened' }>['data'];
+
+/** One adjustment as comparable text: its amount, reason and reversed top-up. */
+const adjustmentKey = (a: { amountNanos: string; reason: string; reverses?: string | undefined }) =>
+  JSON.stringify([a.amountNanos, a.reason, a.reverses ?? null]);
+
+const carriedAdjustments = (data: Carried) =>
+  new Map(Object.entries(data.adjustments ?? {}).map(([reference, a]) => [reference, adjustmentKey(a)]));
 
 /**
  * Budget months: each opens once, after the month before closed, carrying exactly the lifetime charges,
@@ -62,7 +76,10 @@ export class MonthBook {
         );
         book.charged += amount;
         const sub = event.data.subAccountId;
-        if (sub) book.subAccountCharged.set(sub, (book.subAccountCharged.get(sub) ?? 0n) + amount);
+        // A sub-account's spending is carried in its price (docs/billing.md, Reselling).
+        const price = BigInt(event.data.priceNanos ?? amount);
+        if (sub) book.subAccountCharged.set(sub, (book.subAccountCharged.get(sub) ?? 0n) + price);
+        if (sub && event.data.day !== undefined) addDay(book, sub, event.data.day, price);
         book.openHolds.delete(event.data.holdId);
         return;
       }
@@ -70,6 +87,14 @@ export class MonthBook {
         const book = this.book(event.data.accountId);
         this.requireOpen(stored, book, event.data.month, event.type);
         book.openHolds.delete(event.data.holdId);
+        return;
+      }
+      case 'BalanceAdjusted': {
+        const book = this.book(event.data.accountId);
+        this.requireOpen(stored, book, event.data.month, event.type);
+        const { reference, amountNanos, reason, reverses } = event.data;
+        book.adjusted += BigInt(amountNanos);
+        book.adjustments.set(reference, adjustmentKey({ amountNanos, reason, reverses }));
         return;
       }
       case 'BalanceLowReached':
@@ -90,7 +115,15 @@ export class MonthBook {
   private book(accountId: string): AccountMonths {
     let book = this.accounts.get(accountId);
     if (!book) {
-      book = { charged: 0n, subAccountCharged: new Map(), openHolds: new Map(), months: new Map() };
+      book = {
+        charged: 0n,
+        adjusted: 0n,
+        adjustments: new Map(),
+        subAccountCharged: new Map(),
+        subAccountDays: new Map(),
+        openHolds: new Map(),
+        months: new Map(),
+      };
       this.accounts.set(accountId, book);
     }
     return book;
@@ -112,6 +145,11 @@ export class MonthBook {
       Object.entries(data.subAccountChargedNanos).map(([k, v]) => [k, BigInt(v)]),
     );
     book.openHolds = new Map(data.openHolds.map((h) => [h.holdId, BigInt(h.amountNanos)]));
+    book.subAccountDays = new Map();
+    for (const [sub, days] of Object.entries(data.subAccountDayChargedNanos ?? {}))
+      for (const [day, nanos] of Object.entries(days)) addDay(book, sub, day, BigInt(nanos));
+    book.adjusted = BigInt(data.adjustedNanos ?? '0');
+    book.adjustments = carriedAdjustments(data);
   }
 
   private requireOpen(stored: StoredEvent, book: AccountMonths, month: string, type: string): void {
@@ -146,5 +184,37 @@ export class MonthBook {
     for (const holdId of book.openHolds.keys()) {
       if (!carried.has(holdId)) this.findings.fail(`${at} no hold ${holdId}, which the log shows open`);
     }
+    // A week that runs on into the next month carries its days' spending, for a weekly cap.
+    const closing = verb === 'closes' ? data.month : previousMonth(data.month);
+    const from = firstCarriedDay(closing);
+    const days = new Set<string>();
+    for (const [sub, byDay] of book.subAccountDays)
+      for (const day of byDay.keys()) if (from !== undefined && day >= from) days.add(`${sub}/${day}`);
+    for (const [sub, byDay] of Object.entries(data.subAccountDayChargedNanos ?? {}))
+      for (const day of Object.keys(byDay)) days.add(`${sub}/${day}`);
+    for (const key of days) {
+      const [sub, day] = key.split('/') as [string, string];
+      const recorded = BigInt(data.subAccountDayChargedNanos?.[sub]?.[day] ?? '0');
+      const computed =
+        from !== undefined && day >= from ? (book.subAccountDays.get(sub)?.get(day) ?? 0n) : 0n;
+      if (recorded !== computed)
+        this.findings.fail(
+          `${at} ${usd(recorded)} spent by sub-account ${sub} on ${day}; the log adds up to ${usd(computed)}`,
+        );
+    }
+    const adjusted = BigInt(data.adjustedNanos ?? '0');
+    if (adjusted !== book.adjusted)
+      this.findings.fail(`${at} adjustments of ${usd(adjusted)}; the log adds up to ${usd(book.adjusted)}`);
+    const adjustments = carriedAdjustments(data);
+    for (const reference of new Set([...adjustments.keys(), ...book.adjustments.keys()])) {
+      if (adjustments.get(reference) !== book.adjustments.get(reference))
+        this.findings.fail(`${at} adjustment ${reference} other than the log records it`);
+    }
   }
+}
+
+function addDay(book: AccountMonths, sub: string, day: string, nanos: bigint): void {
+  const days = book.subAccountDays.get(sub) ?? new Map<string, bigint>();
+  days.set(day, (days.get(day) ?? 0n) + nanos);
+  book.subAccountDays.set(sub, days);
 }

@@ -316,7 +316,7 @@ export class UpstreamBatches {
         requestId: lineRequestId(batch.batchId, line.line),
         grantedNanos: BigInt(line.heldNanos),
         accountId: batch.accountId,
-        limits: this.deps.chat.spending.limits(auth, batch.tag),
+        limits: this.deps.chat.spending.limits(auth, batch.tag, group.prepared.model),
       };
       const result = results.get(`line-${line.line}`);
       const body = bodies.get(line.line);
@@ -332,7 +332,7 @@ export class UpstreamBatches {
           result.error.status,
         );
         const described = this.deps.describeError(error);
-        await this.logFailed(batch, line, body, model, described.status, described.body.error.type);
+        await this.logFailed(batch, line, body, model, described.status, described.body.error);
         await this.record(batch, {
           line: line.line,
           customId: line.customId,
@@ -416,12 +416,13 @@ export class UpstreamBatches {
     body: unknown,
     model: CatalogModel,
     status: number,
-    type: string,
+    error: { type: string; message: string },
   ) {
     const log = this.requestLog(batch, line, body);
     if (!log) return;
     log.tried(model.id, model.provider, 0);
-    log.errorType = type;
+    log.errorType = error.type;
+    log.errorMessage = error.message;
     const record = log.finish({ status, costNanos: 0n, holdId: null });
     if (record)
       await this.deps.chat.spending

@@ -333,7 +333,10 @@ export class BatchWorker {
       const described = this.options.describeError(error);
       result = { statusCode: described.status, ...keptBody(described.body), costNanos: '0' };
       // Settled lines are logged by their settlement; a refused or failed one is logged here, as the edge does.
-      if (log) log.errorType = described.body.error.type;
+      if (log) {
+        log.errorType = described.body.error.type;
+        log.errorMessage = described.body.error.message;
+      }
       const record = log?.finish({ status: described.status, costNanos: 0n, holdId: null });
       if (record)
         await this.options.chat.spending

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Limits } from '../../commands/budget/decide.ts';
 import type { BudgetLedger } from '../../commands/budget/handler.ts';
+import { holdPrice } from '../../commands/budget/resold.ts';
 
 /** How long a lease admits requests before what is left of it is returned. */
 export const LEASE_ADMIT_MS = 2000;
@@ -18,6 +19,11 @@ const REFUSED_BACKOFF_MS = 250;
 interface Lease {
   leaseId: string;
   freeNanos: bigint;
+  /**
+   * What is free of a sub-account's lease in its price: each carve's price rounds up on its own, so a lease can run
+   * out of price before it runs out of cost, and the decider carves only what fits both (docs/billing.md).
+   */
+  freePriceNanos: bigint;
   sizeNanos: bigint;
   admitUntil: number;
   lastUsed: number;
@@ -84,12 +90,19 @@ export class SpendLeases {
     carve: Carve,
   ): Promise<Admitted | undefined> {
     if (maxNanos <= 0n) return undefined;
-    const key = JSON.stringify([accountId, limits.subAccount?.id ?? null, limits.tag?.name ?? null]);
+    // A lease is for one price too: a sub-account's models at another markup lease apart.
+    const key = JSON.stringify([
+      accountId,
+      limits.subAccount?.id ?? null,
+      limits.tag?.name ?? null,
+      limits.subAccount?.price?.markupBasisPoints ?? null,
+    ]);
     const scope = this.scope(key, accountId, firstMonth);
     const now = this.now();
     this.noteDemand(scope, maxNanos, now);
     const caps = capsOf(limits);
-    const taken = this.take(scope, maxNanos, caps, now, carve);
+    const maxPrice = holdPrice(limits, maxNanos);
+    const taken = this.take(scope, maxNanos, maxPrice, caps, now, carve);
     if (taken) {
       this.renewIfLow(scope, limits, maxNanos);
       return taken;
@@ -100,7 +113,7 @@ export class SpendLeases {
     }
     // The first requests of a busy scope wait for its lease: one append, as a hold of their own would be.
     await scope.next;
-    return this.take(scope, maxNanos, caps, this.now(), carve);
+    return this.take(scope, maxNanos, maxPrice, caps, this.now(), carve);
   }
 
   /** Returns every lease (a closing instance), so its headroom need not wait for the leases to expire. */
@@ -152,18 +165,21 @@ export class SpendLeases {
   private take(
     scope: Scope,
     maxNanos: bigint,
+    maxPrice: bigint,
     caps: string,
     now: number,
     carve: Carve,
   ): Admitted | undefined {
     const lease = scope.current;
     if (!lease) return undefined;
-    if (now >= lease.admitUntil || lease.caps !== caps || lease.freeNanos < maxNanos) {
+    const full = lease.freeNanos < maxNanos || lease.freePriceNanos < maxPrice;
+    if (now >= lease.admitUntil || lease.caps !== caps || full) {
       scope.current = undefined;
       void this.release(scope, lease);
       return undefined;
     }
     lease.freeNanos -= maxNanos;
+    lease.freePriceNanos -= maxPrice;
     lease.lastUsed = now;
     // Queued here, in the same turn as the admission, so no return of the lease can be queued before it.
     const { queued, accounted } = carve(lease.leaseId);
@@ -204,6 +220,7 @@ export class SpendLeases {
         const lease: Lease = {
           leaseId,
           freeNanos: amount,
+          freePriceNanos: BigInt(event.data.priceNanos ?? event.data.amountNanos),
           sizeNanos: amount,
           admitUntil: this.now() + LEASE_ADMIT_MS,
           lastUsed: this.now(),
@@ -278,5 +295,6 @@ export class SpendLeases {
 }
 
 function capsOf(limits: Limits): string {
-  return `${limits.subAccount?.capNanos ?? '-'}/${limits.tag?.capNanos ?? '-'}`;
+  const sub = limits.subAccount;
+  return `${sub?.capNanos ?? '-'}/${sub?.reset ?? '-'}/${limits.tag?.capNanos ?? '-'}`;
 }

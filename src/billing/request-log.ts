@@ -34,6 +34,8 @@ export class RequestLog {
   metered = false;
   firstByteMs: number | null = null;
   errorType: string | null = null;
+  /** The error's message as the client got it (recorded bounded, for the support desk's "why"). */
+  errorMessage: string | null = null;
   /** What the request was charged, once recorded (the per-request log line reads it). */
   costNanos: bigint | null = null;
   usage: Record<string, unknown> | null = null;
@@ -95,6 +97,7 @@ export class RequestLog {
       accountId: this.info.auth.accountId,
       subAccountId: this.info.auth.subAccountId,
       keyId: this.info.auth.keyId,
+      ...(this.info.auth.name !== undefined && { keyName: this.info.auth.name }),
       tag: this.tag,
       endpoint: this.info.endpoint,
       requestedModel,
@@ -103,6 +106,7 @@ export class RequestLog {
       provider: this.provider,
       status: end.status,
       errorType: served ? null : this.errorType,
+      ...(!served && this.errorMessage !== null && { errorMessage: storableMessage(this.errorMessage) }),
       stream: this.stream,
       usage: this.usage,
       costNanos: end.costNanos.toString(),
@@ -120,4 +124,17 @@ export class RequestLog {
       at: this.at,
     };
   }
+}
+
+/** The longest error message a record keeps: a provider's message can be long, and the log keeps it for ever. */
+export const MAX_ERROR_MESSAGE = 1000;
+
+/**
+ * The message cut to `MAX_ERROR_MESSAGE` characters (an ellipsis marks the cut), with what PostgreSQL cannot store (a
+ * NUL, an unpaired surrogate, which a provider's text may hold) replaced by U+FFFD.
+ */
+export function storableMessage(message: string): string {
+  const cut = message.length > MAX_ERROR_MESSAGE ? `${message.slice(0, MAX_ERROR_MESSAGE - 1)}…` : message;
+  // toWellFormed (Node 20) replaces each unpaired surrogate with U+FFFD.
+  return (cut as unknown as { toWellFormed(): string }).toWellFormed().replaceAll('\u0000', '\uFFFD');
 }

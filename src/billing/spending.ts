@@ -3,21 +3,28 @@ import type { z } from 'zod';
 import {
   type BudgetCommand,
   binding,
-  type Headroom,
   type Limits,
   leasedIn,
   type ReserveCommand,
 } from '../../commands/budget/decide.ts';
 import type { BudgetLedger } from '../../commands/budget/handler.ts';
-import type { ChargeDetail } from '../../events/budget.ts';
+import { customerPrice } from '../../commands/budget/markup.ts';
+import { dayOf } from '../../commands/budget/periods.ts';
+import { pricedTotal } from '../../commands/budget/resold.ts';
+import type { BudgetEvent, ChargeDetail } from '../../events/budget.ts';
 import { monthOf } from '../../events/budget.ts';
 import type { RequestRecord } from '../../events/request.ts';
 import type { KeyHolder, LiveAccounts } from '../accounts/live-state.ts';
+import { allowedModelsOf } from '../accounts/model-access.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import { type Charge, nanosToCents } from '../contracts/money.ts';
+import type { Charge } from '../contracts/money.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { SpendLeases } from './leases.ts';
+import { priceBookFor } from './price-book.ts';
+import { HoldRefused, refusal } from './refusal.ts';
 import type { RequestLog } from './request-log.ts';
+
+export { HoldRefused };
 
 /** How long an unsettled hold lives before the expiry worker releases it. */
 export const HOLD_TTL_MS = 15 * 60 * 1000;
@@ -54,20 +61,6 @@ export interface Hold {
   carve?: ReserveCommand;
   /** Tells the lease that this hold's carve needs it no longer (stored, or its settle or release done). */
   accounted?: () => void;
-}
-
-/**
- * A hold refused for want of room under a cap, with the room the tightest scope had left: a caller that sized the
- * hold (chat's output limit) can say what would have fitted.
- */
-export class HoldRefused extends RequestRefused {
-  constructor(
-    override readonly kind: 'insufficient_balance' | 'budget_exceeded',
-    message: string,
-    readonly availableNanos: bigint,
-  ) {
-    super(kind, message);
-  }
 }
 
 export interface SettleInput {
@@ -108,7 +101,7 @@ export class Spending {
    * whatever tag it names (none when it has none), so that no header moves its spending out of the budget its
    * account set for it or into a budget of the account's own; the tag it named is kept as its label.
    */
-  limits(auth: KeyHolder, tag: string | null): Limits {
+  limits(auth: KeyHolder, tag: string | null, model?: string): Limits {
     const account = this.live.account(auth.accountId);
     if (!account) throw new RequestRefused('unauthenticated', 'Unknown account');
     const sub = auth.subAccountId ? this.live.subAccount(auth.subAccountId) : undefined;
@@ -116,10 +109,24 @@ export class Spending {
     return {
       toppedUpNanos: account.toppedUpNanos,
       balanceLowThresholdNanos: account.balanceLowThresholdNanos,
-      subAccount: sub ? { id: sub.subAccountId, capNanos: sub.spendCapNanos } : null,
+      // A sub-account's cap is in its own price: the price book for the model turns the account's cost into it.
+      subAccount: sub
+        ? {
+            id: sub.subAccountId,
+            capNanos: sub.spendCapNanos,
+            reset: sub.spendCapReset,
+            price: priceBookFor(sub, model),
+          }
+        : null,
       tag: scope === null ? null : { name: scope, capNanos: account.tagBudgets.get(scope) ?? null },
       ...(tag !== null && tag !== scope && { label: tag }),
+      today: dayOf(this.clock()),
     };
+  }
+
+  /** The model patterns `auth` may use (accounts/model-access.ts): what every hold of its requests is checked against. */
+  allowedModels(auth: KeyHolder): readonly string[] | null {
+    return allowedModelsOf(this.live, auth);
   }
 
   /**
@@ -143,9 +150,11 @@ export class Spending {
       /** How long the hold lives unsettled; long-running work (jobs, batches) holds for longer. */
       ttlMs?: number;
       log?: RequestLog;
+      /** The catalog id of the model the hold is for: a sub-account's price book prices it. */
+      model?: string;
     },
   ): Promise<Hold> {
-    const limits = this.limits(auth, request.tag);
+    const limits = this.limits(auth, request.tag, request.model);
     const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
     const firstMonth = this.firstMonth(auth.accountId);
     const expiresAt = new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString();
@@ -243,21 +252,12 @@ export class Spending {
     return { queued: enqueued, stored };
   }
 
-  async settle(hold: Hold, input: SettleInput): Promise<void> {
-    const charge: z.infer<typeof ChargeDetail> = {
-      model: input.model,
-      provider: input.provider,
-      lines: input.charge.lines.map((l) => ({
-        ...l,
-        unitPriceNanosPerMillion: l.unitPriceNanosPerMillion.toString(),
-      })),
-      passThroughNanos: input.charge.passThroughNanos.toString(),
-      feeNanos: input.charge.feeNanos.toString(),
-      discount: input.charge.discount,
-      discountNanos: input.charge.discountNanos.toString(),
-      usageReported: input.usageReported,
-      units: input.units,
-    };
+  /**
+   * Settles the hold at what the provider billed (in the account's money); resolves, once durable, with what the
+   * request was charged in its requester's money: a sub-account's price, else the same amount.
+   */
+  async settle(hold: Hold, input: SettleInput): Promise<bigint> {
+    const charge = chargeDetail(input);
     // The provider has billed by now: a settlement that fails for a passing reason is tried again rather than
     // left for the expiry worker, which would release the hold and lose the charge. (A settle is idempotent.)
     const request = hold.log?.finish({
@@ -267,7 +267,16 @@ export class Spending {
     });
     await hold.carved;
     try {
-      await this.settleDurably(hold, charge, input, request);
+      const events = await this.settleDurably(hold, charge, input, request);
+      const book = hold.limits.subAccount?.price;
+      const charged = events.some((e) => e.type === 'SpendSettled')
+        ? pricedTotal(events)
+        : // Settled before (a retried append that had landed): its price as the hold's price book makes it.
+          book
+          ? customerPrice(input.actualNanos, book.markupBasisPoints)
+          : input.actualNanos;
+      if (hold.log) hold.log.costNanos = loggedBefore(input) + charged;
+      return charged;
     } finally {
       hold.accounted?.();
     }
@@ -278,23 +287,29 @@ export class Spending {
     charge: z.infer<typeof ChargeDetail>,
     input: SettleInput,
     request: RequestRecord | undefined,
-  ): Promise<void> {
+  ): Promise<BudgetEvent[]> {
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const account = this.live.account(hold.accountId);
       try {
-        await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
+        const decision = await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
           type: 'Settle',
           holdId: hold.holdId,
           requestId: hold.requestId,
           actualNanos: input.actualNanos,
           charge,
-          // Settlement notices use the freshest balance; the scopes stay those of the hold.
-          limits: { ...hold.limits, toppedUpNanos: account?.toppedUpNanos ?? hold.limits.toppedUpNanos },
+          // Settlement notices use the freshest balance, and the charge counts on the day it is made; the scopes
+          // and the price book stay those of the hold.
+          limits: {
+            ...hold.limits,
+            toppedUpNanos: account?.toppedUpNanos ?? hold.limits.toppedUpNanos,
+            today: dayOf(this.clock()),
+          },
           ...(request && { request }),
           ...(hold.carve && { carve: hold.carve }),
+          ...(input.loggedNanos !== undefined && { loggedBeforeNanos: loggedBefore(input) }),
         });
-        return;
+        return decision.events;
       } catch (error) {
         const waiting = isDatabaseUnavailable(error) && Date.now() - started < SETTLE_OUTAGE_MS;
         if (attempt >= SETTLE_ATTEMPTS && !waiting) throw error;
@@ -324,8 +339,8 @@ export class Spending {
     auth: KeyHolder,
     request: { requestId: string; tag: string | null; log?: RequestLog },
     input: Omit<SettleInput, 'actualNanos' | 'loggedNanos'>,
-  ): Promise<void> {
-    const limits = this.limits(auth, request.tag);
+  ): Promise<bigint> {
+    const limits = this.limits(auth, request.tag, input.model);
     const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
     const chargedNanos = input.charge.chargedNanos;
     const record = request.log?.finish({ status: 200, costNanos: chargedNanos, holdId });
@@ -354,6 +369,9 @@ export class Spending {
       request.log?.reopen();
       throw refusal(binding(decision.state, limits), chargedNanos, limits);
     }
+    const price = pricedTotal(decision.events);
+    if (request.log) request.log.costNanos = price;
+    return price;
   }
 
   /** A request that settled nothing (a refusal, a failure): its record joins the budget stream's next append. */
@@ -390,36 +408,6 @@ function chargeDetail(input: Omit<SettleInput, 'actualNanos' | 'loggedNanos'>): 
   };
 }
 
-const dollars = (nanos: bigint) =>
-  `$${(nanosToCents(nanos) / 100).toFixed(nanos % 10_000_000n === 0n ? 2 : 6)}`;
-
-function refusal(tightest: Headroom, neededNanos: bigint, limits: Limits): HoldRefused {
-  const availableNanos = tightest.remainingNanos > 0n ? tightest.remainingNanos : 0n;
-  const need = `this request needs up to ${dollars(neededNanos > 0n ? neededNanos : 1n)}`;
-  const heldNanos = tightest.capNanos - tightest.spentNanos - tightest.remainingNanos;
-  const held = heldNanos > 0n ? ` (and ${dollars(heldNanos)} held by requests in progress)` : '';
-  switch (tightest.scope) {
-    case 'account':
-      return new HoldRefused(
-        'insufficient_balance',
-        `Insufficient balance: ${dollars(availableNanos)} available, ${need}. Top up to continue.`,
-        availableNanos,
-      );
-    case 'sub_account':
-      return new HoldRefused(
-        'budget_exceeded',
-        `Spend cap of sub-account ${limits.subAccount?.id} reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
-        availableNanos,
-      );
-    case 'tag':
-      return new HoldRefused(
-        'budget_exceeded',
-        `Monthly budget of tag '${limits.tag?.name}' reached: cap ${dollars(tightest.capNanos)}, spent ${dollars(tightest.spentNanos)}${held}; ${need}.`,
-        availableNanos,
-      );
-    default: {
-      const _exhaustive: never = tightest.scope;
-      return _exhaustive;
-    }
-  }
-}
+/** What a request's earlier holds charged it (a realtime stream's slices), in its requester's money. */
+const loggedBefore = (input: SettleInput): bigint =>
+  input.loggedNanos === undefined ? 0n : input.loggedNanos - input.actualNanos;

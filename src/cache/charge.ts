@@ -1,9 +1,13 @@
 import type { KeyHolder } from '../accounts/live-state.ts';
+import { permitModel } from '../accounts/model-access.ts';
 import type { RequestLog } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import { type Charge, priceCharge } from '../contracts/money.ts';
 import type { Probe } from './cache.ts';
 import { priceLines } from './entry.ts';
+
+/** A hit's charge, and what it came to in its requester's money (a sub-account's price of it). */
+export type HitCharge = Charge & { billedNanos: bigint };
 
 /** Writes what the cache did into the request's log record (before it is settled). */
 export function noteProbe(log: RequestLog | undefined, probe: Probe): void {
@@ -34,10 +38,12 @@ export async function chargeHit(
   context: { auth: KeyHolder; requestId: string; tag: string | null; log?: RequestLog },
   probe: Probe,
   response: unknown,
-): Promise<Charge> {
+): Promise<HitCharge> {
   const hit = probe.hit;
   if (!hit) throw new Error('charging a cache hit without one');
   const { entry } = hit;
+  // As a hold would be (pipeline/ledger.ts): no answer of a model the key may not use is charged for or served.
+  permitModel(spending.allowedModels(context.auth), entry.model);
   const charge = hitCharge(probe);
   const log = context.log;
   if (log) {
@@ -56,7 +62,7 @@ export async function chargeHit(
       embeddingCostNanos: probe.embeddingCostNanos === null ? null : probe.embeddingCostNanos.toString(),
     };
   }
-  await spending.charge(
+  const billedNanos = await spending.charge(
     context.auth,
     { requestId: context.requestId, tag: context.tag, ...(log && { log }) },
     {
@@ -67,5 +73,5 @@ export async function chargeHit(
       units: entry.charge.units,
     },
   );
-  return charge;
+  return { ...charge, billedNanos };
 }

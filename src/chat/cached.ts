@@ -5,11 +5,12 @@ import { keyParts } from '../cache/key.ts';
 import { deterministic, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
 import { semanticPrompt } from '../cache/semantic.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
+import { RequestRefused } from '../contracts/errors.ts';
 import { nanosToCents } from '../contracts/money.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
 import { routingRecord } from '../routing/record.ts';
 import { parseStrategy, routedModel } from '../routing/strategy.ts';
-import type { ChatDeps, ChatItem } from './complete.ts';
+import { type ChatDeps, type ChatItem, permitChatModels } from './complete.ts';
 import { resolveChatModel } from './models.ts';
 import { chatCharge } from './pricing.ts';
 import type { ChatCompletionRequest } from './request.ts';
@@ -39,6 +40,13 @@ export async function lookupChat(
   parseStrategy(context.routing);
   const cache = deps.cache;
   if (!cache) return undefined;
+  // A hit is served without the pipeline: a model the key may not use is refused here as the pipeline would.
+  try {
+    permitChatModels(deps, context, body);
+  } catch (error) {
+    if (error instanceof RequestRefused && error.kind === 'forbidden') throw error;
+    return undefined;
+  }
   const threshold = thresholdOf(thresholdHeader, cache.settings.threshold);
   const policy = policyOf(cache.modeFor(context.auth, modeOf(body.cache)), deterministic(body));
   if (policy.exact || policy.store) routed.decision = await routeChat(deps.router, context, body);

@@ -1,3 +1,4 @@
+import { permitModel } from '../accounts/model-access.ts';
 import type { ResponseCache } from '../cache/cache.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
 import type { Discount } from '../contracts/money.ts';
@@ -6,6 +7,7 @@ import { MeteredStream, type Opened, type StreamMeter } from '../pipeline/stream
 import type { CallContext, Outcome, PipelineDeps } from '../pipeline/types.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import type { Router } from '../routing/router.ts';
+import { routedModel } from '../routing/strategy.ts';
 import { type ChatTarget, resolveChatModel } from './models.ts';
 import type { ChatCompletionRequest } from './request.ts';
 import { type Routed, routeChat, routedBill } from './routed.ts';
@@ -30,7 +32,11 @@ export interface ChatItem {
  * The models to try, in order: `model`, then the fallbacks of `models` (as OpenRouter takes them), or else the
  * fallbacks configured for the model.
  */
-function candidates(deps: ChatDeps, body: ChatCompletionRequest): ChatTarget[] {
+function candidates(
+  deps: ChatDeps,
+  body: ChatCompletionRequest,
+  allowed: readonly string[] | null,
+): ChatTarget[] {
   const given = Array.isArray(body.models)
     ? body.models.filter((m): m is string => typeof m === 'string')
     : [];
@@ -41,9 +47,24 @@ function candidates(deps: ChatDeps, body: ChatCompletionRequest): ChatTarget[] {
       : undefined;
   const fallbacks = given.length > 0 || body.model === undefined ? given : (configured ?? []);
   const ids = [...new Set([...(body.model === undefined ? [] : [body.model]), ...fallbacks])];
-  return (ids.length > 0 ? ids : [undefined]).map((id) =>
-    resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, id),
-  );
+  // Every candidate is checked before the first is held: a fallback the key may not use refuses the request
+  // rather than being skipped in silence or reached only once the first model has failed.
+  return (ids.length > 0 ? ids : [undefined]).map((id) => {
+    const target = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, id);
+    permitModel(allowed, target.model.id, { ...(id !== undefined && { named: id }) });
+    return target;
+  });
+}
+
+/**
+ * Refuses a request whose model or a fallback the key may not use, before anything is done for it (a cache
+ * lookup). A routed request is left to the router, which chooses only among the models the key may use.
+ */
+export function permitChatModels(deps: ChatDeps, context: CallContext, body: ChatCompletionRequest): void {
+  const allowed = deps.spending.allowedModels(context.auth);
+  const listed = Array.isArray(body.models) && body.models.length > 0;
+  if (allowed === null || (routedModel(body.model) && !(body.model === undefined && listed))) return;
+  candidates(deps, body, allowed);
 }
 
 /**
@@ -62,10 +83,13 @@ export function chatPlan<T>(
     resolve: async () => {
       // The cache may have routed the request already (it keys a routed answer by the chosen model).
       routed.decision ??= await routeChat(deps.router, context, body);
-      if (!routed.decision) return candidates(deps, body);
-      return routed.decision.order.map((model) =>
-        resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, model.id),
-      );
+      const allowed = deps.spending.allowedModels(context.auth);
+      if (!routed.decision) return candidates(deps, body, allowed);
+      // The router chose among the models the key may use; checked again as any candidate is.
+      return routed.decision.order.map((model) => {
+        permitModel(allowed, model.id);
+        return resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, model.id);
+      });
     },
     reserve: (target) => prepareChat(deps.spending, context, target.model, body, discount),
     call,

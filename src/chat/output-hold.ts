@@ -2,7 +2,7 @@ import { type Hold, HoldRefused, type Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import type { Discount } from '../contracts/money.ts';
 import { reserve } from '../pipeline/ledger.ts';
-import type { CallContext } from '../pipeline/types.ts';
+import type { AdmittedTokens, CallContext } from '../pipeline/types.ts';
 import { affordableOutputTokens, chatCharge, heldUsage } from './pricing.ts';
 
 /** What a chat hold is sized from. */
@@ -24,6 +24,8 @@ export interface OutputHold {
   hold: Hold;
   /** The output limit sent upstream. */
   outputLimit: number;
+  /** The worst case's tokens, when a tokens-per-minute limit admitted them (trued up when the call settles). */
+  tokens?: AdmittedTokens;
 }
 
 /**
@@ -35,7 +37,7 @@ export interface OutputHold {
  */
 export async function holdOutput(
   spending: Spending,
-  context: Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log' | 'fitOutput'>,
+  context: Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log' | 'fitOutput' | 'tokenLimit'>,
   sizing: OutputSizing,
 ): Promise<OutputHold> {
   const { heldAt, discount, inputTokens, predicted, choices, limit } = sizing;
@@ -45,15 +47,28 @@ export async function holdOutput(
     affordableOutputTokens(heldAt, inputTokens, limit, nanos, discount, choices, predicted);
   const fit = context.fitOutput === true;
   const worst = priced(limit);
-  const hold = await reserve(spending, context, {
-    minNanos: fit ? priced(1) : worst,
-    maxNanos: worst,
-    ...(sizing.ttlMs !== undefined && { ttlMs: sizing.ttlMs }),
-  }).catch((error: unknown) => {
+  // Tokens per minute count the tokens the hold is sized for, admitted first: a request they refuse holds nothing.
+  const held = heldUsage(inputTokens, limit, choices, predicted);
+  const tokens = await context.tokenLimit?.admit(held.promptTokens + held.completionTokens);
+  const hold = await reserve(
+    spending,
+    context,
+    {
+      minNanos: fit ? priced(1) : worst,
+      maxNanos: worst,
+      ...(sizing.ttlMs !== undefined && { ttlMs: sizing.ttlMs }),
+    },
+    heldAt.id,
+  ).catch(async (error: unknown) => {
+    await tokens?.release();
     if (!(error instanceof HoldRefused)) throw error;
     throw outputRefusal(error, limit, affordable(error.availableNanos), choices, fit);
   });
-  return { hold, outputLimit: fit ? Math.max(1, affordable(hold.grantedNanos)) : limit };
+  return {
+    hold,
+    outputLimit: fit ? Math.max(1, affordable(hold.grantedNanos)) : limit,
+    ...(tokens && { tokens }),
+  };
 }
 
 /**

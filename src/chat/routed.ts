@@ -1,3 +1,4 @@
+import type { KeyHolder } from '../accounts/live-state.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
 import type { Discount } from '../contracts/money.ts';
 import { routingHeaders } from '../pipeline/headers.ts';
@@ -34,7 +35,7 @@ function lastUserText(body: ChatCompletionRequest): string {
 
 /** What a chat request asks of a model, for the router. */
 export async function routeAsk(
-  accountId: string,
+  auth: Pick<KeyHolder, 'accountId' | 'subAccountId'>,
   requested: 'auto' | 'auto/text',
   strategy: RouteAsk['strategy'],
   body: ChatCompletionRequest,
@@ -47,6 +48,7 @@ export async function routeAsk(
     (Array.isArray(body.tools) && body.tools.length > 0) ||
     Array.isArray((body as { functions?: unknown }).functions);
   const outputLimit = body.max_completion_tokens ?? body.max_tokens;
+  const { accountId } = auth;
   const conversation = conversationKey(accountId, body.messages, {
     requested,
     strategy,
@@ -54,6 +56,7 @@ export async function routeAsk(
   });
   return {
     accountId,
+    subAccountId: auth.subAccountId,
     requested,
     strategy,
     inputTokens: await countInputTokens(body),
@@ -89,7 +92,7 @@ export async function routeChat(
   const requested = routedModel(body.model);
   const listed = Array.isArray(body.models) && body.models.length > 0;
   if (!requested || (body.model === undefined && listed)) return undefined;
-  const decision = await router.route(await routeAsk(context.auth.accountId, requested, strategy, body));
+  const decision = await router.route(await routeAsk(context.auth, requested, strategy, body));
   context.onRouted?.(
     routingHeaders({
       strategy: decision.strategy,

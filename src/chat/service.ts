@@ -4,7 +4,7 @@ import type { CatalogModel } from '../catalog/types.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { Discount } from '../contracts/money.ts';
-import type { Bill, CallContext } from '../pipeline/types.ts';
+import type { AdmittedTokens, Bill, CallContext } from '../pipeline/types.ts';
 import { countChatInputTokensAsync, countTextTokensAsync } from '../tokens/count.ts';
 import { holdOutput } from './output-hold.ts';
 import { refuseUnpricedFields } from './priced-fields.ts';
@@ -24,6 +24,8 @@ export interface PreparedChat {
   hold: Hold;
   /** `batch` for a line of a batch: held and charged at the batch price. */
   discount: Discount;
+  /** The worst case's tokens, when the caller has a tokens-per-minute limit. */
+  tokens?: AdmittedTokens;
 }
 
 /** How many choices the provider produces and bills. */
@@ -140,7 +142,7 @@ async function countUncached(body: ChatCompletionRequest, predicted: Promise<num
  */
 export async function prepareChat(
   spending: Spending,
-  context: Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log' | 'fitOutput'>,
+  context: Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log' | 'fitOutput' | 'tokenLimit'>,
   model: CatalogModel,
   body: ChatCompletionRequest,
   discount: Discount = 'none',
@@ -150,7 +152,7 @@ export async function prepareChat(
   const predicted = await countPredictedTokens(body);
   const limit = checkRequest(model, body, inputTokens);
   // The output limit binds each choice; the input is billed once.
-  const { hold, outputLimit } = await holdOutput(spending, context, {
+  const { hold, outputLimit, tokens } = await holdOutput(spending, context, {
     heldAt,
     discount,
     inputTokens,
@@ -158,7 +160,7 @@ export async function prepareChat(
     choices: choicesOf(body),
     limit,
   });
-  return { model, inputTokens, outputLimit, hold, discount };
+  return { model, inputTokens, outputLimit, hold, discount, ...(tokens && { tokens }) };
 }
 
 /** What was produced, billed; usage the provider did not report is estimated, and the charge says so. */

@@ -1,6 +1,8 @@
 import type { EventStore } from '../../events/store.ts';
 import { findApiKey } from '../../projections/api-keys/index.ts';
 import { projections } from '../../projections/index.ts';
+import { allInstancesReached } from '../accounts/instance-positions.ts';
+import { NamedKeys } from '../accounts/named-keys.ts';
 import { AccountService } from '../accounts/service.ts';
 import type { Config } from '../config.ts';
 import { type Database, openDatabase } from '../db/database.ts';
@@ -13,6 +15,7 @@ export interface DirectSession {
   database: Database;
   store: EventStore;
   accounts: AccountService;
+  keys: NamedKeys;
   close(): Promise<void>;
 }
 
@@ -32,10 +35,20 @@ export async function openDirect(config: Config): Promise<DirectSession> {
     store,
     async (keyId) => (await findApiKey(database.pool, keyId))?.account_id,
   );
+  const keys = new NamedKeys(
+    store,
+    async (keyId) => {
+      const row = await findApiKey(database.pool, keyId);
+      return row && { accountId: row.account_id, subAccountId: row.sub_account_id };
+    },
+    // Gateways running beside the CLI apply a key's change before the command says it is done.
+    async (checkpoint) => void (await allInstancesReached(database.pool, store, checkpoint)),
+  );
   return {
     database,
     store,
     accounts,
+    keys,
     async close() {
       await catchUp(database.pool, store, projections);
       await store.close();

@@ -1,13 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DomainError } from '../../commands/errors.ts';
 import { projectionNamed, projections } from '../../projections/index.ts';
-import {
-  accountBalance,
-  accountUsage,
-  listAccounts,
-  listKeys,
-  showAccount,
-} from '../accounts/operator-views.ts';
+import { accountBalance, accountUsage, listAccounts, showAccount } from '../accounts/operator-views.ts';
 import { runAudit } from '../audit/audit.ts';
 import { balanceAt } from '../audit/balance-at.ts';
 import { exportChargesCsv } from '../audit/export-charges.ts';
@@ -20,6 +14,7 @@ import { projectionStatus } from '../projections/status.ts';
 import { accountRestriction } from '../routing/patterns.ts';
 import { checkEndpointUrl } from '../webhooks/url.ts';
 import { type DirectSession, openDirect } from './direct.ts';
+import { type KeyCommand, keyCommand } from './keys.ts';
 import { findRunningGateway, RemoteError } from './remote.ts';
 import { exportRequests, showRequest } from './requests.ts';
 import { describeStore, NoStoreError, requireExistingStore } from './store.ts';
@@ -30,20 +25,29 @@ const USAGE = `Usage: npm run -s gateway -- <command> [--init]     (or: npx mode
   accounts list                                      every account: name, balance, active keys, sub-accounts
   accounts show --account ID                         one account: settings, keys, balance (top-ups, charges)
   accounts create --name NAME                        open an account; prints {"account_id", "key", "key_id"}
-  accounts update --account ID [--rate-limit-rpm N] [--balance-low-cents N]
+  accounts update --account ID [--rate-limit-rpm N] [--rate-limit-tpm N|none] [--balance-low-cents N]
                   [--request-bodies keep|drop|default] [--request-retention-days N|default]
                   [--mcp-write-tools on|off] [--cache-default auto|force|semantic|skip]
-                                                     the account's requests per minute, where balance.low fires,
+                                                     the account's requests and tokens per minute (the tokens cap
+                                                     its sub-accounts' own; none lifts it), where balance.low fires,
                                                      whether (and how long) its request bodies are kept, whether
                                                      its keys get the MCP server's write tools (docs/mcp.md), and
                                                      the cache mode of its requests that name none (docs/cache.md)
   accounts routing --account ID [--allow P,P] [--exclude P,P]
                                                      the models the automatic router may choose for the account
                                                      (\`*\` wildcards); neither flag lifts the restriction
-  keys list [--account ID]                           keys (prefix, created, revoked), newest first
-  keys create --account ID                           issue another key for an account
-  keys revoke --key-id ID                            revoke a key at once
+  keys list [--account ID] [--sub-account ID]       keys (name, prefix, created, expires, revoked), newest first;
+                                                     an account's include its sub-accounts' keys
+  keys create --account ID [--name NAME] [--expires-at T]
+                                                     issue another main key (T: Unix seconds or ISO 8601 time)
+  keys revoke --key-id ID                            revoke a key (a sub-account's too) at once, on every instance
+  keys rotate --key-id ID [--grace-seconds N] [--expires-at T]
+                                                     a new key in its place; the old one works N more seconds
   topup --account ID --cents N --reference REF       record a payment; the same REF credits once
+  adjust --account ID --cents N --reason TEXT --reference REF [--reverses TOPUP_REF]
+                                                     credit (N > 0) or debit (--cents=-N) the balance with a
+                                                     reason; the same REF adjusts once; --reverses names the
+                                                     top-up a debit gives back (docs/billing.md)
   webhooks set --account ID --url URL                where the account's lifecycle webhooks go (see docs/webhooks.md)
   webhooks clear --account ID                        stop the account's lifecycle webhooks
   webhooks show --account ID                         the endpoint and the latest deliveries, from the store
@@ -138,9 +142,15 @@ async function run(argv: string[]): Promise<unknown> {
       name: { type: 'string' },
       account: { type: 'string' },
       'key-id': { type: 'string' },
+      'sub-account': { type: 'string' },
+      'expires-at': { type: 'string' },
+      'grace-seconds': { type: 'string' },
       cents: { type: 'string' },
       reference: { type: 'string' },
+      reason: { type: 'string' },
+      reverses: { type: 'string' },
       'rate-limit-rpm': { type: 'string' },
+      'rate-limit-tpm': { type: 'string' },
       'balance-low-cents': { type: 'string' },
       at: { type: 'string' },
       month: { type: 'string' },
@@ -200,6 +210,13 @@ async function run(argv: string[]): Promise<unknown> {
   }
 }
 
+/** A `keys` command (src/cli/keys.ts), or its usage error. */
+function keys(action: string | undefined, flags: Flags): KeyCommand {
+  const command = keyCommand(action, flags);
+  if (typeof command === 'string') throw new UsageError(command);
+  return command;
+}
+
 interface ViewAction {
   /** The admin API's GET path. */
   path: string;
@@ -217,13 +234,8 @@ function viewCommand(group: string, action: string | undefined, flags: Flags): V
       const account = required(flags, 'account');
       return { path: `/accounts/${id('account')}`, direct: (s) => showAccount(s.database.pool, account) };
     }
-    case 'keys list': {
-      const account = flags.account;
-      return {
-        path: account ? `/keys?account=${encodeURIComponent(account)}` : '/keys',
-        direct: (s) => listKeys(s.database.pool, account),
-      };
-    }
+    case 'keys list':
+      return keys('list', flags);
     case 'balance': {
       const account = required(flags, 'account');
       return {
@@ -267,6 +279,7 @@ async function accountCommand(
     case 'accounts update': {
       const account = required(flags, 'account');
       const rpm = optionalInteger(flags, 'rate-limit-rpm', 1);
+      const tpm = flags['rate-limit-tpm'] === 'none' ? null : optionalInteger(flags, 'rate-limit-tpm', 1);
       const low = optionalInteger(flags, 'balance-low-cents', 0);
       const bodies = requestBodiesFlag(flags);
       const days =
@@ -275,12 +288,13 @@ async function accountCommand(
           : optionalInteger(flags, 'request-retention-days', 1);
       const writeTools = mcpWriteToolsFlag(flags);
       const cacheDefault = cacheDefaultFlag(flags);
-      if ([rpm, low, bodies, days, writeTools, cacheDefault].every((value) => value === undefined))
+      if ([rpm, tpm, low, bodies, days, writeTools, cacheDefault].every((value) => value === undefined))
         throw new UsageError(
-          'give --rate-limit-rpm, --balance-low-cents, --request-bodies, --request-retention-days, --mcp-write-tools or --cache-default',
+          'give --rate-limit-rpm, --rate-limit-tpm, --balance-low-cents, --request-bodies, --request-retention-days, --mcp-write-tools or --cache-default',
         );
       const body = {
         rate_limit_rpm: rpm,
+        rate_limit_tpm: tpm,
         balance_low_cents: low,
         request_bodies: bodies,
         request_retention_days: days,
@@ -293,6 +307,7 @@ async function accountCommand(
         direct: async (s) => {
           await s.accounts.changeSettings(account, {
             rateLimitRpm: rpm,
+            rateLimitTpm: tpm,
             balanceLowCents: low,
             requestBodies: bodies,
             requestRetentionDays: days,
@@ -324,13 +339,10 @@ async function accountCommand(
         },
       };
     }
-    case 'keys create': {
-      const account = required(flags, 'account');
-      return {
-        path: `/accounts/${encodeURIComponent(account)}/keys`,
-        direct: (s) => s.accounts.createKey(account),
-      };
-    }
+    case 'keys create':
+    case 'keys rotate':
+    case 'keys revoke':
+      return keys(action, flags);
     case 'webhooks set':
     case 'webhooks clear': {
       const account = required(flags, 'account');
@@ -345,13 +357,6 @@ async function accountCommand(
         },
       };
     }
-    case 'keys revoke': {
-      const keyId = required(flags, 'key-id');
-      return {
-        path: `/keys/${encodeURIComponent(keyId)}/revoke`,
-        direct: (s) => s.accounts.revokeKey(keyId),
-      };
-    }
     default:
       if (group === 'topup') {
         const account = required(flags, 'account');
@@ -363,6 +368,23 @@ async function accountCommand(
           path: `/accounts/${encodeURIComponent(account)}/top-ups`,
           body: { cents, reference },
           direct: (s) => s.accounts.topUp(account, cents, reference),
+        };
+      }
+      if (group === 'adjust') {
+        const account = required(flags, 'account');
+        const cents = Number(required(flags, 'cents'));
+        if (!Number.isSafeInteger(cents) || cents === 0)
+          throw new UsageError('--cents must be a non-zero integer (a debit: --cents=-N)');
+        const body = {
+          cents,
+          reason: required(flags, 'reason'),
+          reference: required(flags, 'reference'),
+          ...(flags.reverses !== undefined && { reverses: flags.reverses }),
+        };
+        return {
+          path: `/accounts/${encodeURIComponent(account)}/adjustments`,
+          body,
+          direct: (s) => s.accounts.adjust(account, body),
         };
       }
       throw new UsageError(`unknown command: ${key}`);

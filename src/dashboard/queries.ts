@@ -100,7 +100,7 @@ export async function dailySpend(
 }
 
 export interface TopUpLine {
-  kind: 'top-up' | 'refund';
+  kind: 'top-up' | 'refund' | 'adjustment';
   reference: string;
   amount_nanos: string;
   occurred_at: Date;
@@ -112,6 +112,8 @@ export async function moneyIn(sql: Sql, accountId: string, limit = 100): Promise
      UNION ALL
      (SELECT 'refund' AS kind, reference, (-amount_nanos)::text, occurred_at FROM top_up_reversals
       WHERE account_id = $1)
+     UNION ALL
+     (SELECT 'adjustment' AS kind, reference, amount_nanos::text, occurred_at FROM adjustments WHERE account_id = $1)
      ORDER BY occurred_at DESC LIMIT $2`,
     [accountId, limit],
   );
@@ -141,6 +143,7 @@ export interface BalanceLine {
   account_id: string;
   balance_nanos: string;
   topped_up_nanos: string;
+  adjusted_nanos: string;
   charged_nanos: string;
   top_up_count: number;
 }
@@ -151,7 +154,8 @@ export async function balanceOf(sql: Sql, accountId: string): Promise<BalanceLin
 
 export async function balances(sql: Sql, accountId?: string): Promise<BalanceLine[]> {
   const { rows } = await sql.query<BalanceLine & Record<string, unknown>>(
-    `SELECT account_id, balance_nanos::text, topped_up_nanos::text, charged_nanos::text, top_up_count
+    `SELECT account_id, balance_nanos::text, topped_up_nanos::text, adjusted_nanos::text, charged_nanos::text,
+            top_up_count
      FROM balances WHERE $1::text IS NULL OR account_id = $1 ORDER BY account_id`,
     [accountId ?? null],
   );
@@ -180,7 +184,7 @@ export interface KeyLine {
 
 export async function mainKeys(sql: Sql, accountId: string): Promise<KeyLine[]> {
   const { rows } = await sql.query<KeyLine & Record<string, unknown>>(
-    `SELECT key_id, key_prefix, created_at, revoked_at FROM api_keys WHERE account_id = $1
+    `SELECT key_id, key_prefix, created_at, revoked_at FROM api_keys WHERE account_id = $1 AND sub_account_id IS NULL
      ORDER BY revoked_at IS NOT NULL, created_at DESC`,
     [accountId],
   );

@@ -6,6 +6,7 @@ import type { EventStore } from '../../events/store.ts';
 import { type EvalRow, evalRow, listEvalAnswers, listEvals } from '../../projections/evals/index.ts';
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
+import { permitModel } from '../accounts/model-access.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import { resolveChatModel } from '../chat/models.ts';
 import { isValidTag, requestTag } from '../chat/request.ts';
@@ -45,6 +46,14 @@ export class EvalService {
       throw new RequestRefused('invalid', "'x-gw-tag': 1 to 128 printable characters");
     const candidates = this.candidates(input.candidate_models);
     this.checkCriteria(input.testing_criteria);
+    // Every call of the eval is the key's own: its candidates and graders are models it may use.
+    const allowed = this.deps.chat.spending.allowedModels(auth);
+    for (const id of candidates) permitModel(allowed, id, { field: 'candidate_models' });
+    for (const [k, criterion] of (input.testing_criteria ?? []).entries()) {
+      if (criterion.type !== 'score_model') continue;
+      const id = this.chatModel(criterion.model, [], []) ?? criterion.model;
+      permitModel(allowed, id, { named: criterion.model, field: `testing_criteria.${k}.model` });
+    }
     const dataset = input.dataset.map((item) => ({ input: item.input, expected: item.expected ?? null }));
     if (JSON.stringify(dataset).length > EVAL_LIMITS.maxDatasetBytes) {
       throw new RequestRefused(
@@ -66,7 +75,7 @@ export class EvalService {
       maxTokens: input.max_tokens ?? null,
       testingCriteria: input.testing_criteria ?? null,
       tag: requestTag(tagHeader, null) ?? 'eval',
-      judgeModel: input.testing_criteria ? null : (judgeModel(this.deps.chat) ?? null),
+      judgeModel: input.testing_criteria ? null : (judgeModel(this.deps.chat, allowed) ?? null),
     };
     const decision = await this.commands.handle(
       evalId,
@@ -127,7 +136,9 @@ export class EvalService {
 
   /** Queues the eval's next run over the same candidates and dataset; 409 while a run is unfinished. */
   async rerun(auth: KeyHolder, evalId: string, requestId: string) {
-    await this.owned(auth, evalId);
+    const row = await this.owned(auth, evalId);
+    const allowed = this.deps.chat.spending.allowedModels(auth);
+    for (const id of row.candidate_models) permitModel(allowed, id, { field: 'candidate_models' });
     const decision = await this.commands.handle(
       evalId,
       { type: 'Rerun', requestId },
@@ -150,7 +161,13 @@ export class EvalService {
         'model_not_found',
         `The model '${model}' does not exist (no eval '${evalId}')`,
       );
-    if (row.winner_model !== null) return { model: row.winner_model, evalId };
+    if (row.winner_model !== null) {
+      // The winner is called with the caller's key, so it must be a model that key may use now.
+      permitModel(this.deps.chat.spending.allowedModels(auth), row.winner_model, {
+        named: `${model}'s winner`,
+      });
+      return { model: row.winner_model, evalId };
+    }
     const progress = `${row.items_done} of ${row.items_total} items done`;
     const why =
       row.status === 'completed'

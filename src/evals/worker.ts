@@ -409,6 +409,7 @@ export class EvalWorker {
       // Settled calls are logged by their settlement; a refused or failed one is logged here, as the HTTP edge does.
       const { status, body: described } = this.options.describeError(error);
       log.errorType = described.error.type;
+      log.errorMessage = described.error.message;
       const record = log.finish({ status, costNanos: 0n, holdId: null });
       if (record) {
         await this.options.spending

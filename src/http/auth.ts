@@ -38,9 +38,14 @@ export const authPlugin = fp<AuthOptions>(async (app, { live, adminToken, previo
     const key = bearer(request);
     if (key === undefined) throw unauthenticated('Missing API key: send Authorization: Bearer sk-gw-...');
     if (!looksLikeKey(key)) throw unauthenticated('Malformed API key: keys start with sk-gw-');
-    const holder = live.authenticate(key);
-    if (!holder) throw unauthenticated('Invalid API key: unknown or revoked');
-    request.auth = holder;
+    const checked = live.check(key);
+    if (!checked) throw unauthenticated('Invalid API key: unknown or revoked');
+    if ('expiredAt' in checked) {
+      throw unauthenticated(
+        `Expired API key: it expired at ${checked.expiredAt.toISOString()}; use a current key`,
+      );
+    }
+    request.auth = checked.holder;
   });
 
   app.decorate('requireAdmin', async (request: FastifyRequest) => {

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Probe } from '../cache/cache.ts';
+import type { HitCharge } from '../cache/charge.ts';
 import type { Catalog } from '../catalog/types.ts';
-import type { Charge } from '../contracts/money.ts';
 import type { Outcome } from '../pipeline/types.ts';
 import { openEventStream } from './event-stream.ts';
 import type { SseEncoder } from './served.ts';
@@ -13,13 +13,14 @@ export function cacheHeaders(probe: Probe | undefined): Record<string, string> {
 }
 
 /** A hit as the served headers and stream ends take an outcome: the stored answer's model, the hit's charge. */
-export function hitOutcome(catalog: Catalog, probe: Probe, charge: Charge | undefined): Outcome {
+export function hitOutcome(catalog: Catalog, probe: Probe, charge: HitCharge | undefined): Outcome {
   const entry = probe.hit?.entry;
   const model = entry && catalog.get(entry.model);
   if (!entry || !model || !charge) throw new Error('a cache hit without its entry, model or charge');
   return {
     model,
-    costNanos: charge.chargedNanos,
+    // What the requester was charged: a sub-account's price of the hit.
+    costNanos: charge.billedNanos,
     // Nothing upstream was waited for.
     latencyMs: 0,
     usageReported: entry.charge.usageReported,

@@ -85,7 +85,44 @@ const SubAccount = z.looseObject({
   spend_cap_reset: z.enum(['daily', 'weekly', 'monthly']).nullable(),
   rate_limit_tpm: z.number().int().nullable(),
   allowed_models: z.array(z.string()).nullable(),
+  spent_this_period_cents: z.number(),
+  period_resets_at: z.number().int().nullable(),
 });
+
+const StatementFigures = {
+  requests: z.number().int().min(0),
+  units: z.number().int().min(0),
+  input_tokens: z.number().int().min(0),
+  output_tokens: z.number().int().min(0),
+  cost_cents: z.number(),
+  cost_nanos: z.string().regex(/^-?\d+$/),
+};
+
+const Statement = z.looseObject({
+  object: z.literal('sub_account.statement'),
+  sub_account_id: z.string(),
+  month: z.string().regex(/^\d{4}-\d{2}$/),
+  currency: z.literal('usd'),
+  lines: z.array(z.looseObject({ date: z.string(), model: z.string(), ...StatementFigures })),
+  total: z.looseObject(StatementFigures),
+});
+
+/** A named key as it is listed (`GET /v1/keys`), and, with `key`, as it is issued. */
+const ApiKey = z.looseObject({
+  object: z.literal('api_key'),
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  sub_account_id: z.string().nullable(),
+  created_at: z.number().int(),
+  expires_at: z.number().int().nullable(),
+});
+const KeyList = z.looseObject({
+  object: z.literal('list'),
+  data: z.array(ApiKey.extend({ last_used_at: z.number().int().nullable() })),
+});
+const IssuedKey = ApiKey.extend({ key: z.string() });
+const RotatedKey = IssuedKey.extend({ replaces: z.string(), replaced_key_expires_at: z.number().int() });
 
 const FileObject = z.looseObject({
   id: z.string(),
@@ -153,7 +190,16 @@ const AccountBalance = z.looseObject({
   account_id: z.string(),
   ...CentsUsd,
   topped_up_cents: z.number(),
+  adjusted_cents: z.number(),
   charged_cents: z.number(),
+});
+
+const Budget = z.looseObject({
+  object: z.literal('budget'),
+  tag: z.string(),
+  cap_cents: z.number().int().min(0),
+  month: Month,
+  spent_cents: z.number(),
 });
 
 const Figures = { requests: z.number().int().min(0), cost_cents: z.number(), units: z.number().int().min(0) };
@@ -172,6 +218,13 @@ export const DOCUMENTED_RESPONSES: Record<string, Record<number, z.ZodType>> = {
   'GET /v1/sub-accounts': { 200: z.looseObject({ object: z.literal('list'), data: z.array(SubAccount) }) },
   'POST /v1/sub-accounts': { 200: SubAccount },
   'GET /v1/sub-accounts/:id': { 200: SubAccount },
+  'GET /v1/sub-accounts/:id/statement': { 200: Statement },
+  'POST /v1/keys': { 200: IssuedKey },
+  'GET /v1/keys': { 200: KeyList },
+  'POST /v1/keys/:key_id/rotate': { 200: RotatedKey },
+  'POST /v1/sub-accounts/:id/keys': { 200: IssuedKey },
+  'GET /v1/sub-accounts/:id/keys': { 200: KeyList },
+  'POST /v1/sub-accounts/:id/keys/:key_id/rotate': { 200: RotatedKey },
   'GET /v1/files': { 200: z.looseObject({ object: z.literal('list'), data: z.array(FileObject) }) },
   'POST /v1/files': { 200: FileObject },
   'GET /v1/files/:id': { 200: FileObject },
@@ -179,7 +232,16 @@ export const DOCUMENTED_RESPONSES: Record<string, Record<number, z.ZodType>> = {
     200: z.looseObject({ month: Month, data: z.array(UsageRow.extend({ tag: z.string() })) }),
   },
   'GET /v1/usage/by-sub-account': {
-    200: z.looseObject({ month: Month, data: z.array(UsageRow.extend({ sub_account_id: z.string() })) }),
+    200: z.looseObject({
+      month: Month,
+      data: z.array(
+        UsageRow.extend({
+          sub_account_id: z.string(),
+          account_cost_cents: z.number().optional(),
+          margin_cents: z.number().optional(),
+        }),
+      ),
+    }),
   },
   'GET /admin/accounts': { 200: z.looseObject({ object: z.literal('list'), data: z.array(AccountSummary) }) },
   'GET /admin/accounts/:accountId': {
@@ -198,6 +260,22 @@ export const DOCUMENTED_RESPONSES: Record<string, Record<number, z.ZodType>> = {
   },
   'POST /admin/accounts': {
     200: z.looseObject({ account_id: z.string(), key: z.string(), key_id: z.string() }),
+  },
+  'GET /v1/budgets': { 200: z.looseObject({ object: z.literal('list'), data: z.array(Budget) }) },
+  'POST /v1/budgets': { 200: Budget },
+  'DELETE /v1/budgets/:tag': {
+    200: z.looseObject({ object: z.literal('budget'), tag: z.string(), deleted: z.literal(true) }),
+  },
+  'POST /admin/accounts/:accountId/adjustments': {
+    200: z.looseObject({
+      object: z.literal('adjustment'),
+      account_id: z.string(),
+      reference: z.string(),
+      cents: z.number().int(),
+      reason: z.string(),
+      reverses: z.string().nullable(),
+      applied: z.boolean(),
+    }),
   },
   'GET /healthz': { 200: z.object({ status: z.literal('ok') }) },
   'GET /readyz': { 200: Readiness, 503: Readiness.extend({ error: ErrorBody.shape.error }) },

@@ -37,7 +37,9 @@ export function requestLogHooks(app: FastifyInstance, bodies: RequestBodies, spe
   app.addHook('onError', async (request, _reply, error) => {
     if (!request.auth) return;
     request.requestLog ??= newLog(request, bodies);
-    request.requestLog.errorType = describeError(error).body.error.type;
+    const described = describeError(error).body.error;
+    request.requestLog.errorType = described.type;
+    request.requestLog.errorMessage = described.message;
   });
   app.addHook('onResponse', async (request, reply) => {
     const log = request.requestLog;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { LiveAccounts } from '../accounts/live-state.ts';
+import type { NamedKeys } from '../accounts/named-keys.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { BatchService } from '../batches/service.ts';
@@ -18,6 +19,7 @@ import { evalAliasHook } from './eval-alias.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { requestLogHooks } from './request-log.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
+import { adminKeyRoutes } from './routes/admin/keys.ts';
 import { adminViewRoutes } from './routes/admin/views.ts';
 import { adminWebhookRoutes } from './routes/admin/webhooks.ts';
 import { mediaRoutes } from './routes/media.ts';
@@ -36,6 +38,7 @@ import { healthRoutes } from './routes/v1/health.ts';
 import { imagesRoutes } from './routes/v1/images.ts';
 import { jobListRoutes } from './routes/v1/job-list.ts';
 import { type JobRouteDeps, jobRoutes } from './routes/v1/jobs.ts';
+import { keyRoutes } from './routes/v1/keys.ts';
 import { messagesRoutes } from './routes/v1/messages.ts';
 import { modelRoutes } from './routes/v1/models.ts';
 import { moderationsRoutes } from './routes/v1/moderations.ts';
@@ -55,6 +58,8 @@ export interface RouteDeps {
   pool: pg.Pool;
   live: LiveAccounts;
   accounts: AccountService;
+  /** Named keys of the account and its sub-accounts (`/v1/keys`, `/v1/sub-accounts/{id}/keys`, the admin's). */
+  keys: NamedKeys;
   subAccounts: SubAccounts;
   spending: Spending;
   limiter: RateLimiter;
@@ -87,7 +92,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       requestLogHooks(v1, deps.requestBodies, deps.spending);
       // After the request log's hook, which keeps the body the client sent.
       v1.addHook('preHandler', evalAliasHook(deps.evals));
-      await v1.register(balanceRoutes(deps.pool, deps.live));
+      await v1.register(balanceRoutes(deps.pool, deps.subAccounts));
       await v1.register(chatRoutes(deps.chat, deps.live));
       await v1.register(messagesRoutes(deps.chat, deps.live));
       await v1.register(routingRoutes(deps.chat));
@@ -115,12 +120,14 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
           deps.chat.env,
           () => deps.chat.env.GATEWAY_URL || app.listeningOrigin,
           deps.chat.cache?.describe(),
+          (auth) => deps.chat.spending.allowedModels(auth),
         ),
       );
       await v1.register(subAccountRoutes(deps.subAccounts, deps.pool));
-      await v1.register(budgetRoutes(deps.accounts, deps.pool));
+      await v1.register(keyRoutes(deps.keys, deps.live, deps.pool));
+      await v1.register(budgetRoutes(deps.accounts, deps.pool, deps.live));
       await v1.register(usageRoutes(deps.pool, deps.live));
-      await v1.register(requestsRoutes(deps.pool, deps.blobs));
+      await v1.register(requestsRoutes(deps.pool, deps.blobs, (keyId) => deps.live.key(keyId)?.name));
       await v1.register(filesRoutes(deps.files));
       await v1.register(batchesRoutes(deps.batches, deps.live));
       await v1.register(replaysRoutes(deps.replays, deps.live));
@@ -135,6 +142,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
     async (admin) => {
       admin.addHook('onRequest', admin.requireAdmin);
       await admin.register(adminAccountRoutes(deps.accounts));
+      await admin.register(adminKeyRoutes(deps.keys));
       await admin.register(adminViewRoutes(deps.pool));
       await admin.register(adminWebhookRoutes(deps.accounts, deps.chat.env));
     },

@@ -36,6 +36,7 @@ export function callContext(request: FastifyRequest, reply: FastifyReply, live: 
     ...(log && { log }),
     ...(fitOutput && { fitOutput }),
     ...(request.headers['x-routing'] !== undefined && { routing: request.headers['x-routing'] }),
+    ...(request.tokenLimit && { tokenLimit: request.tokenLimit }),
     onRouted: (headers) => {
       reply.headers(headers);
     },

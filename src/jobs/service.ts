@@ -6,6 +6,7 @@ import type { JobEvent, JobQueued } from '../../events/job.ts';
 import { jobStream } from '../../events/job.ts';
 import type { EventStore } from '../../events/store.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
+import { permitModel } from '../accounts/model-access.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { unitLine } from '../catalog/unit-models.ts';
@@ -80,6 +81,9 @@ export async function submitJob(
   body: JobInput & { model?: string; webhook_url?: string },
 ): Promise<JobAccepted> {
   const target = resolveJobModel(deps, kind, body.model);
+  permitModel(deps.spending.allowedModels(context.auth), target.model.id, {
+    ...(body.model && { named: body.model }),
+  });
   if (body.webhook_url) await checkWebhookUrl(body.webhook_url, deps.env);
   if (body.image_url) {
     try {
@@ -112,11 +116,16 @@ export async function queueJob(
   webhookUrl: string | undefined,
 ): Promise<JobAccepted> {
   const worst = priceCharge(linesOf(kind, target.model, target.adapter.heldUnits(input))).chargedNanos;
-  const hold = await reserve(deps.spending, context, {
-    minNanos: worst,
-    maxNanos: worst,
-    ttlMs: JOB_HOLD_TTL_MS,
-  });
+  const hold = await reserve(
+    deps.spending,
+    context,
+    {
+      minNanos: worst,
+      maxNanos: worst,
+      ttlMs: JOB_HOLD_TTL_MS,
+    },
+    target.model.id,
+  );
   try {
     await deps.commands.handle(
       jobId,
@@ -184,6 +193,6 @@ export function holdOf(spending: Spending, job: QueuedJob): Hold {
     requestId: job.requestId,
     grantedNanos: BigInt(job.heldNanos),
     accountId: job.accountId,
-    limits: spending.limits(holder, job.tag),
+    limits: spending.limits(holder, job.tag, job.model),
   };
 }

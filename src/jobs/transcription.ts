@@ -1,3 +1,4 @@
+import { permitModel } from '../accounts/model-access.ts';
 import type { TranscriptionAdapter } from '../contracts/audio.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { JobAdapter, JobCall } from '../contracts/jobs.ts';
@@ -102,6 +103,10 @@ export async function submitTranscriptionJob(
   webhookUrl: string | undefined,
 ): Promise<JobAccepted> {
   const target = resolveJobModel(deps, transcriptionKind, request.model);
+  // Before the audio is stored: nothing is done for a model the key may not use.
+  permitModel(deps.spending.allowedModels(context.auth), target.model.id, {
+    ...(request.model && { named: request.model }),
+  });
   if (webhookUrl) await checkWebhookUrl(webhookUrl, deps.env);
   const jobId = newJobId();
   const maxBytes = maxAudioBytes(deps.env);

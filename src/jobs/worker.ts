@@ -270,7 +270,8 @@ export class JobWorker {
       return;
     }
     const charge = priceCharge(linesOf(kind, target.model, output.units));
-    await settle(this.deps.spending, holdOf(this.deps.spending, job), target.model, {
+    // What the job cost its requester: a sub-account's price of the charge.
+    const charged = await settle(this.deps.spending, holdOf(this.deps.spending, job), target.model, {
       charge,
       usageReported: output.unitsReported,
       units: output.units,
@@ -284,7 +285,7 @@ export class JobWorker {
           resultFilename: stored?.filename ?? null,
           resultBytes: stored?.bytes ?? null,
           result: output.result ?? null,
-          chargedNanos: charge.chargedNanos,
+          chargedNanos: charged,
           units: output.units,
         },
         this.context(),

@@ -17,6 +17,12 @@ interface Bucket {
   fullAt: number;
 }
 
+interface Level extends BucketLimit {
+  capacity: number;
+  perMs: number;
+  tokens: number;
+}
+
 /** A bucket idle and full this long is indistinguishable from a fresh one, so it is dropped. */
 const EVICT_AFTER_FULL_MS = 120_000;
 /** Sweeping at most once a minute keeps eviction amortised O(1) per take, with no timer to clean up. */
@@ -38,35 +44,31 @@ export class MemoryRateLimiter implements RateLimiter {
     return taken;
   }
 
-  async takeAll(buckets: readonly BucketLimit[]): Promise<RateDecision> {
+  async takeAll(buckets: readonly BucketLimit[], tokens = 1): Promise<RateDecision> {
     if (buckets.some((b) => refusesAll(b.ratePerMinute))) return refusedForRate();
     const now = this.now();
     this.sweep(now);
-    const levels = buckets.map(({ bucket, ratePerMinute }) => {
-      const capacity = bucketCapacity(ratePerMinute);
-      const perMs = ratePerMinute / 60_000;
-      const state = this.buckets.get(bucket);
-      // A clock stepping backwards must not drain the bucket, hence no negative elapsed time.
-      const tokens = state
-        ? Math.min(capacity, state.tokens + Math.max(0, now - state.at) * perMs)
-        : capacity;
-      return { bucket, ratePerMinute, capacity, perMs, tokens };
-    });
-    const allowed = levels.every((l) => l.tokens >= 1 - TOKEN_EPSILON);
+    const levels = this.levels(buckets, now);
+    const allowed = levels.every((l) => l.tokens >= tokens - TOKEN_EPSILON);
     let binding = levels[0];
     let waitMs = 0;
     for (const level of levels) {
-      if (allowed) level.tokens = Math.max(0, level.tokens - 1);
-      else waitMs = Math.max(waitMs, Math.max(0, 1 - level.tokens) / level.perMs);
-      this.buckets.set(level.bucket, {
-        tokens: level.tokens,
-        at: now,
-        fullAt: now + (level.capacity - level.tokens) / level.perMs,
-      });
+      if (allowed) level.tokens = Math.max(0, level.tokens - tokens);
+      else waitMs = Math.max(waitMs, Math.max(0, tokens - level.tokens) / level.perMs);
+      this.store(level, now);
       if (binding === undefined || level.tokens < binding.tokens) binding = level;
     }
     if (!binding) return refusedForRate();
     return { ...decision(allowed, binding.tokens, waitMs, binding.ratePerMinute), bucket: binding.bucket };
+  }
+
+  async giveBack(buckets: readonly BucketLimit[], tokens: number): Promise<void> {
+    const now = this.now();
+    const live = buckets.filter((b) => !refusesAll(b.ratePerMinute));
+    for (const level of this.levels(live, now)) {
+      level.tokens = Math.min(level.capacity, Math.max(-level.capacity, level.tokens + tokens));
+      this.store(level, now);
+    }
   }
 
   async close(): Promise<void> {
@@ -76,6 +78,28 @@ export class MemoryRateLimiter implements RateLimiter {
   /** Buckets currently held, for tests of eviction. */
   get size(): number {
     return this.buckets.size;
+  }
+
+  /** Each bucket's tokens now: what was stored plus what refilled since, at most its capacity. */
+  private levels(buckets: readonly BucketLimit[], now: number): Level[] {
+    return buckets.map(({ bucket, ratePerMinute }) => {
+      const capacity = bucketCapacity(ratePerMinute);
+      const perMs = ratePerMinute / 60_000;
+      const state = this.buckets.get(bucket);
+      // A clock stepping backwards must not drain the bucket, hence no negative elapsed time.
+      const tokens = state
+        ? Math.min(capacity, state.tokens + Math.max(0, now - state.at) * perMs)
+        : capacity;
+      return { bucket, ratePerMinute, capacity, perMs, tokens };
+    });
+  }
+
+  private store(level: Level, now: number): void {
+    this.buckets.set(level.bucket, {
+      tokens: level.tokens,
+      at: now,
+      fullAt: now + (level.capacity - level.tokens) / level.perMs,
+    });
   }
 
   private sweep(now: number): void {

@@ -14,18 +14,26 @@ export interface RateDecision {
 }
 
 /**
- * Per-key requests-per-minute limiting as a token bucket: capacity = ratePerMinute (a full minute's burst),
- * refilled continuously at ratePerMinute / 60 tokens a second; each take costs one token; an unseen bucket
- * starts full; a rate change clamps the stored tokens to the new capacity; a rate <= 0 refuses everything.
+ * Per-key limiting as a token bucket: capacity = ratePerMinute (a full minute's burst), refilled continuously at
+ * ratePerMinute / 60 tokens a second; a take costs one token (a request, for requests per minute) or as many as
+ * it asks (a request's tokens, for tokens per minute); an unseen bucket starts full; a rate change clamps the
+ * stored tokens to the new capacity; a rate <= 0 refuses everything.
  */
 export interface RateLimiter {
   take(bucket: string, ratePerMinute: number): Promise<RateDecision>;
   /**
-   * One token from each of several buckets at once, or from none: a request counted against a sub-account and its
-   * account is refused by either without spending the other's token. The decision reports the binding bucket (the
-   * fewest tokens left; when refused, the longest wait).
+   * `tokens` (default one) from each of several buckets at once, or from none: a request counted against a
+   * sub-account and its account is refused by either without spending the other's tokens. The decision reports the
+   * binding bucket (the fewest tokens left; when refused, the longest wait). A take larger than a bucket's capacity
+   * can never succeed; callers refuse such a request themselves rather than promise a retry.
    */
-  takeAll(buckets: readonly BucketLimit[]): Promise<RateDecision>;
+  takeAll(buckets: readonly BucketLimit[], tokens?: number): Promise<RateDecision>;
+  /**
+   * Puts `tokens` back into each bucket (a request that used fewer tokens than it was admitted for), never above
+   * its capacity. Negative `tokens` take what a request used beyond its admission, without refusal: the bucket may
+   * go below zero, down to minus its capacity (a minute's debt at most), and later takes wait for it to refill.
+   */
+  giveBack(buckets: readonly BucketLimit[], tokens: number): Promise<void>;
   /** Fails when a shared store behind the limiter (Redis) does not answer; absent for the in-process one. */
   ping?(): Promise<void>;
   close(): Promise<void>;

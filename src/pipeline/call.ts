@@ -2,7 +2,13 @@ import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { release, settle } from './ledger.ts';
 import { clientError, retryable, withRetries } from './retries.ts';
-import type { Bill, Outcome, PipelineDeps } from './types.ts';
+import type { AdmittedTokens, Bill, Outcome, PipelineDeps } from './types.ts';
+
+/** What a reservation holds: the money, and the request's tokens when a tokens-per-minute limit admitted them. */
+export interface Reserved {
+  hold: Hold;
+  tokens?: AdmittedTokens;
+}
 
 /** A resolved model and whatever its adapter needs (the adapter, the upstream). */
 export interface Candidate {
@@ -14,7 +20,7 @@ export interface Candidate {
  * fallbacks; a refusal such as an unknown model is thrown here), how to hold the worst case on one, and the
  * upstream call itself.
  */
-export interface Plan<C extends Candidate, R extends { hold: Hold }, T> {
+export interface Plan<C extends Candidate, R extends Reserved, T> {
   /** May wait: the automatic router counts the prompt before it chooses. */
   resolve(): C[] | Promise<C[]>;
   reserve(candidate: C): Promise<R>;
@@ -22,7 +28,7 @@ export interface Plan<C extends Candidate, R extends { hold: Hold }, T> {
 }
 
 /** A call the provider served, its hold still open: what settles it comes next. */
-export interface Served<C extends Candidate, R extends { hold: Hold }, T> {
+export interface Served<C extends Candidate, R extends Reserved, T> {
   candidate: C;
   reserved: R;
   result: T;
@@ -33,7 +39,7 @@ export interface Served<C extends Candidate, R extends { hold: Hold }, T> {
  * resolve → reserve → call with retries and health recording → on failure release, and try the next candidate
  * when the failure is retryable. The request is held, and later charged, once: for the attempt that served it.
  */
-export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
+export async function serve<C extends Candidate, R extends Reserved, T>(
   deps: PipelineDeps,
   plan: Plan<C, R, T>,
 ): Promise<Served<C, R, T>> {
@@ -47,7 +53,7 @@ export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
       const result = await withRetries(deps, candidate.model.provider, () => plan.call(candidate, reserved));
       return { candidate, reserved, result, latencyMs: Math.round(performance.now() - started) };
     } catch (error) {
-      await release(deps.spending, reserved.hold, 'failed');
+      await Promise.all([release(deps.spending, reserved.hold, 'failed'), reserved.tokens?.release()]);
       failure = clientError(error, candidate.model.id);
       if (index === candidates.length - 1 || !retryable(error)) throw failure;
     }
@@ -56,7 +62,7 @@ export async function serve<C extends Candidate, R extends { hold: Hold }, T>(
 }
 
 /** → settle: the served call's hold is settled at its bill, and the outcome is what the client is told. */
-export async function settleServed<C extends Candidate, R extends { hold: Hold }, T>(
+export async function settleServed<C extends Candidate, R extends Reserved, T>(
   deps: Pick<PipelineDeps, 'spending'>,
   served: Served<C, R, T>,
   bill: Bill,
@@ -66,7 +72,12 @@ export async function settleServed<C extends Candidate, R extends { hold: Hold }
     log.respond(served.result);
     if (bill.usage) log.usage = { ...bill.usage };
   }
-  const costNanos = await settle(deps.spending, served.reserved.hold, served.candidate.model, bill);
+  // The tokens are trued up beside the charge: `units` is what a token-priced call used (chat: input and output;
+  // embeddings: input), and only such calls admit tokens.
+  const [costNanos] = await Promise.all([
+    settle(deps.spending, served.reserved.hold, served.candidate.model, bill),
+    served.reserved.tokens?.settle(bill.units),
+  ]);
   return {
     model: served.candidate.model,
     costNanos,
@@ -80,7 +91,7 @@ export async function settleServed<C extends Candidate, R extends { hold: Hold }
 }
 
 /** The whole metered call, top to bottom: serve (resolve, reserve, call, release on failure), then settle. */
-export async function meteredCall<C extends Candidate, R extends { hold: Hold }, T>(
+export async function meteredCall<C extends Candidate, R extends Reserved, T>(
   deps: PipelineDeps,
   plan: Plan<C, R, T> & { bill(result: T, reserved: R): Bill | Promise<Bill> },
 ): Promise<{ result: T; outcome: Outcome }> {

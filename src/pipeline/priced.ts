@@ -33,13 +33,25 @@ export async function pricedCall<R>(
   bill: (result: R) => Billed,
   /** `batch` for a line of a batch: held and charged at the batch price. */
   discount: Discount = 'none',
+  /**
+   * The worst case in tokens, for the caller's tokens-per-minute limit, from an endpoint that counts tokens
+   * (embeddings); `units` of the bill are then tokens too. Absent: the endpoint takes no tokens.
+   */
+  worstTokens?: number,
 ): Promise<Served<R>> {
   const worst = priceCharge(worstCase, discount).chargedNanos;
   const { result, outcome } = await meteredCall(deps, {
     resolve: () => [{ model }],
-    reserve: async () => ({
-      hold: await reserve(deps.spending, context, { minNanos: worst, maxNanos: worst }),
-    }),
+    reserve: async () => {
+      const tokens = worstTokens === undefined ? undefined : await context.tokenLimit?.admit(worstTokens);
+      try {
+        const hold = await reserve(deps.spending, context, { minNanos: worst, maxNanos: worst }, model.id);
+        return { hold, ...(tokens && { tokens }) };
+      } catch (error) {
+        await tokens?.release();
+        throw error;
+      }
+    },
     // Billed inside the call, so that a bill that cannot be made (an answer that does not fit) releases the hold.
     call: async () => {
       const answer = await call();

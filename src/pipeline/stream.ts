@@ -1,7 +1,6 @@
-import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { Assembled } from './assembled.ts';
-import { type Candidate, type Served, settleServed } from './call.ts';
+import { type Candidate, type Reserved, type Served, settleServed } from './call.ts';
 import { clientError } from './retries.ts';
 import type { Bill, Outcome, PipelineDeps } from './types.ts';
 
@@ -32,7 +31,7 @@ export interface Opened<I> {
  * and `settled()` tells how it ended. An item counts as passed once the consumer asks for the next one, so an item
  * the consumer dropped (its client gone) is not billed as produced.
  */
-export class MeteredStream<I, R extends { hold: Hold } = { hold: Hold }> implements AsyncIterable<I> {
+export class MeteredStream<I, R extends Reserved = Reserved> implements AsyncIterable<I> {
   readonly model: CatalogModel;
   readonly latencyMs: number;
   /** What was held for the call (the chat path's counted input, among others). */

@@ -36,6 +36,26 @@ export interface CallContext {
   routing?: string | string[];
   /** Told the routing headers once the router has chosen, so the answer (or an error after it) carries them. */
   onRouted?: (headers: Record<string, string>) => void;
+  /** The caller's tokens-per-minute limits, for a client's request; work of the gateway's own has none. */
+  tokenLimit?: TokenLimit;
+}
+
+/**
+ * Tokens per minute (input and output together), counted on a request's worst case when it is admitted (the
+ * tokens its hold is sized for) and trued up by its usage when it settles. Implemented where the limits live
+ * (src/http/token-limit.ts); endpoints without tokens (images, audio, jobs) never ask.
+ */
+export interface TokenLimit {
+  /** Takes `tokens` from the caller's buckets, or refuses the request (429) when they do not hold them. */
+  admit(tokens: number): Promise<AdmittedTokens>;
+}
+
+/** A request's admitted tokens, to be trued up once: never rejects (a limiter that cannot answer is logged). */
+export interface AdmittedTokens {
+  /** The request used `usedTokens`: what it did not use goes back, what it used beyond is taken. */
+  settle(usedTokens: number): Promise<void>;
+  /** Nothing was served: every admitted token goes back. */
+  release(): Promise<void>;
 }
 
 /** How a served call is billed: its priced charge, whether the provider reported the usage, and in what units. */

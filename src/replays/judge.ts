@@ -1,3 +1,4 @@
+import { allowsModel } from '../accounts/model-access.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import { findChatModel, resolveChatModel } from '../chat/models.ts';
 import type { Discount } from '../contracts/money.ts';
@@ -27,15 +28,19 @@ export function judgePrompt(asked: string, a: string, b: string): string {
  * The judge: `GATEWAY_JUDGE_MODEL` (`off` for none), else the available chat model with the highest output price,
  * the catalog's nearest measure of the strongest, among those that take sampling parameters: a judge is asked at
  * temperature 0 for a one-word answer, which a model that refuses them (OpenAI's o-series) would turn down, and its
- * reasoning would spend the few tokens allowed. Undefined when no such paid chat model is reachable.
+ * reasoning would spend the few tokens allowed. Undefined when no such paid chat model is reachable. Its calls are
+ * the key's own, so it is one of the models the key may use (`allowed`), or none.
  */
-export function judgeModel(deps: ChatDeps): string | undefined {
+export function judgeModel(deps: ChatDeps, allowed: readonly string[] | null = null): string | undefined {
   const configured = deps.env.GATEWAY_JUDGE_MODEL?.trim();
   if (configured === 'off') return undefined;
-  if (configured) return configured;
+  if (configured) {
+    return allowed === null || allowsModel(allowed, catalogId(deps, configured)) ? configured : undefined;
+  }
   let best: { id: string; price: number } | undefined;
   for (const model of deps.catalog.all()) {
     if (model.modality !== 'text' || model.provider === 'local' || model.quirks.noSampling) continue;
+    if (!allowsModel(allowed, model.id)) continue;
     const price = model.prices.outputNanosPerMillion;
     if (price === null || (best && Number(price) <= best.price)) continue;
     try {
@@ -46,6 +51,15 @@ export function judgeModel(deps: ChatDeps): string | undefined {
     best = { id: model.id, price: Number(price) };
   }
   return best?.id;
+}
+
+/** The catalog id a model name resolves to (a bare id to its maker's), else the name as given. */
+function catalogId(deps: ChatDeps, name: string): string {
+  try {
+    return findChatModel(deps.catalog, deps.env, name)?.id ?? name;
+  } catch {
+    return name;
+  }
 }
 
 /**
@@ -98,7 +112,7 @@ export async function score(
   source: string,
   target: string,
 ): Promise<Score> {
-  const model = judgeModel(deps);
+  const model = judgeModel(deps, deps.spending.allowedModels(context.auth));
   if (!model) return { delta: similarityDelta(source, target), scoring: 'similarity', judge: null };
   let costNanos = 0n;
   const ask = async (a: string, b: string, n: number): Promise<Verdict> => {

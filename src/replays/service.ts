@@ -5,6 +5,7 @@ import type { EventStore } from '../../events/store.ts';
 import { listReplays, type ReplayRow, replayRow } from '../../projections/replays/index.ts';
 import type { Sql } from '../../projections/types.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
+import { permitModel } from '../accounts/model-access.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import { resolveChatModel } from '../chat/models.ts';
 import { RequestRefused } from '../contracts/errors.ts';
@@ -62,7 +63,7 @@ export class ReplayService {
         `Request '${logged.requestId}' was not served, so it has no answer to compare`,
       );
     }
-    targetCheck(chat, input.target_model);
+    targetCheck(chat, input.target_model, chat.spending.allowedModels(auth));
     const bodies = await logged.bodies();
     if (!bodies || bodies.request == null) {
       throw new DomainError(
@@ -179,10 +180,14 @@ export class ReplayService {
   }
 }
 
-/** The target must be a chat model the gateway can reach; the refusal names the field, and the endpoint or key. */
-function targetCheck(chat: ChatDeps, model: string): void {
+/**
+ * The target must be a chat model the gateway can reach and the key may use; the refusal names the field, and the
+ * endpoint or key.
+ */
+function targetCheck(chat: ChatDeps, model: string, allowed: readonly string[] | null): void {
   try {
-    resolveChatModel(chat.catalog, chat.env, chat.timeoutMs, model);
+    const target = resolveChatModel(chat.catalog, chat.env, chat.timeoutMs, model);
+    permitModel(allowed, target.model.id, { named: model, field: 'target_model' });
   } catch (error) {
     if (error instanceof RequestRefused && error.kind === 'model_not_found') {
       throw new RequestRefused('invalid', `'target_model': the model '${model}' does not exist`);

@@ -16,14 +16,20 @@ export interface ShadowPayer {
 }
 
 /**
- * Events after which a payer refused for money may be able to pay: a top-up, a tag budget set, a new budget month
- * (monthly budgets start again) for the whole account, a spend cap set for one sub-account.
+ * Events after which a payer refused for money may be able to pay: a top-up or a credit, a tag budget set or
+ * removed, a new budget month (monthly budgets start again) for the whole account, a spend cap set for one
+ * sub-account.
  */
 function moneyBack(event: GatewayEvent): { key: string; reason: ResumeReason } | undefined {
   switch (event.type) {
     case 'AccountToppedUp':
       return { key: event.data.accountId, reason: 'topped_up' };
+    case 'BalanceAdjusted':
+      return BigInt(event.data.amountNanos) > 0n
+        ? { key: event.data.accountId, reason: 'topped_up' }
+        : undefined;
     case 'TagBudgetSet':
+    case 'TagBudgetRemoved':
       return { key: event.data.accountId, reason: 'budget_set' };
     case 'BudgetMonthOpened':
       return { key: event.data.accountId, reason: 'new_month' };

@@ -20,6 +20,8 @@ export interface LoggedRequest {
   accountId: string;
   subAccountId: string | null;
   keyId: string;
+  /** The key's name when the request was made; null on older records and the gateway's own work. */
+  keyName: string | null;
   tag: string | null;
   endpoint: string;
   requestedModel: string | null;
@@ -27,6 +29,8 @@ export interface LoggedRequest {
   provider: string | null;
   status: number;
   errorType: string | null;
+  /** The error's message as the client got it (bounded); null when served, and on older records. */
+  errorMessage: string | null;
   stream: boolean;
   usage: Record<string, unknown> | null;
   costNanos: bigint;
@@ -54,6 +58,7 @@ export function loggedRequest(row: RequestRow): LoggedRequest {
     accountId: row.account_id,
     subAccountId: row.sub_account_id,
     keyId: row.key_id,
+    keyName: row.key_name,
     tag: row.tag,
     endpoint: row.endpoint,
     requestedModel: row.requested_model,
@@ -61,6 +66,7 @@ export function loggedRequest(row: RequestRow): LoggedRequest {
     provider: row.provider,
     status: row.status,
     errorType: row.error_type,
+    errorMessage: row.error_message,
     stream: row.stream,
     usage: row.usage,
     costNanos: BigInt(row.cost_nanos),

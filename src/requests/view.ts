@@ -1,8 +1,11 @@
 import { nanosToCents } from '../contracts/money.ts';
 import type { LoggedRequest } from './lookup.ts';
 
-/** A logged request as `/v1/requests` answers it: cost in cents (and exact nano-dollars), timings, hashes. */
-export function requestView(logged: LoggedRequest) {
+/**
+ * A logged request as `/v1/requests` answers it: cost in cents (and exact nano-dollars), timings, hashes. `nameOf`
+ * names the key of a record that does not (older records, the gateway's own work) by its name now.
+ */
+export function requestView(logged: LoggedRequest, nameOf?: (keyId: string) => string | undefined) {
   return {
     object: 'request',
     id: logged.requestId,
@@ -15,10 +18,13 @@ export function requestView(logged: LoggedRequest) {
     provider: logged.provider,
     status: logged.status,
     error_type: logged.errorType,
+    error_message: logged.errorMessage,
+    cache_hit: cacheHit(logged),
     stream: logged.stream,
     tag: logged.tag,
     sub_account_id: logged.subAccountId,
     key_id: logged.keyId,
+    key_name: logged.keyName ?? nameOf?.(logged.keyId) ?? null,
     usage: logged.usage,
     cost_cents: nanosToCents(logged.costNanos),
     cost_nanos: logged.costNanos.toString(),
@@ -34,6 +40,13 @@ export function requestView(logged: LoggedRequest) {
     response_sha256: logged.responseSha256,
     bodies_kept: logged.bodiesKept,
   };
+}
+
+/** Whether the response cache answered it: a hit's record, or on records older than it, its X-Cache-Status. */
+export function cacheHit(logged: Pick<LoggedRequest, 'cache' | 'cacheStatus'>): boolean {
+  const record = logged.cache as { hit: unknown } | null;
+  if (record) return record.hit !== null;
+  return logged.cacheStatus?.startsWith('hit') ?? false;
 }
 
 /** The cache's part as the API spells it: snake case, money in cents and exact nano-dollars. */

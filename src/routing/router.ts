@@ -1,12 +1,13 @@
-import { knownLimits } from '../catalog/model-limits.ts';
+import { allowedText, allowsModel } from '../accounts/model-access.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { priceCharge } from '../contracts/money.ts';
 import type { ProviderHealth } from '../providers/health.ts';
 import { offeredModelsOf } from '../providers/offered-models.ts';
 import { isAvailable } from '../providers/registry.ts';
-import { type ComplexityInput, estimateComplexity } from './complexity.ts';
+import { estimateComplexity } from './complexity.ts';
 import { Conversations } from './conversations.ts';
+import { CHECKS, has, type RouteAsk } from './fit.ts';
 import { type RoutingRestriction, restrictionFilter } from './patterns.ts';
 import { figuresAmong, PriorQuality, type QualitySource } from './quality.ts';
 import type { Strategy } from './strategy.ts';
@@ -17,37 +18,11 @@ export const EXPECTED_OUTPUT_TOKENS = 500;
 export const DEFAULT_LATENCY_MS = 1000;
 /** How long the providers' latencies are reused: the health report sorts every provider's window. */
 const LATENCY_REFRESH_MS = 250;
-/**
- * What the router assumes of a model whose context window or output limit no source gives: the gateway's own
- * default output (the hold of a request without max_tokens) and a small window, which any chat model in service holds.
- * A request within both may go to such a model; a larger one goes only to models known to take it.
- */
-export const UNKNOWN_CONTEXT_TOKENS = 32_768;
-export const UNKNOWN_OUTPUT_TOKENS = 8_192;
+
+export { type RouteAsk, UNKNOWN_CONTEXT_TOKENS, UNKNOWN_OUTPUT_TOKENS } from './fit.ts';
+
 /** The chosen model and the next ones tried when it fails. */
 const MAX_ATTEMPTS = 3;
-
-/** What the router needs to know of a chat request: what it asks of a model, and how big it is. */
-export interface RouteAsk {
-  accountId: string;
-  requested: 'auto' | 'auto/text';
-  strategy: Strategy;
-  inputTokens: number;
-  /** The client's output limit per choice, when it gave one. */
-  outputLimit?: number;
-  choices: number;
-  tools: boolean;
-  images: boolean;
-  json: boolean;
-  reasoning: boolean;
-  stream: boolean;
-  /** temperature or top_p other than 1, which some models refuse. */
-  sampling: boolean;
-  baselineModel?: string;
-  /** conversations.ts `conversationKey`. */
-  conversation?: string;
-  complexity: ComplexityInput;
-}
 
 /** One candidate as the router weighed it. */
 export interface Scored {
@@ -84,36 +59,11 @@ export interface RouterDeps {
   operator?: RoutingRestriction;
   /** An account's own lists (admin API), read per request. */
   account?: (accountId: string) => RoutingRestriction | undefined;
+  /** A sub-account's `allowed_models` (null: every model), read per request. */
+  subAccount?: (subAccountId: string) => readonly string[] | null;
   quality?: QualitySource;
   now?: () => number;
 }
-
-type Check = [why: string, fits: (model: CatalogModel, ask: RouteAsk) => boolean];
-
-const has = (model: CatalogModel, capability: string) => model.capabilities.includes(capability);
-const textOnly = (model: CatalogModel) => !has(model, 'vision') && !/audio|image|realtime/.test(model.id);
-
-/** What a request may ask of a model, each with the words that say a model lacks it. */
-const CHECKS: Check[] = [
-  ['cannot call tools', (m, a) => !a.tools || has(m, 'function_calling')],
-  ['take no image input', (m, a) => !a.images || has(m, 'vision')],
-  ['have no JSON mode', (m, a) => !a.json || has(m, 'json_mode')],
-  ['do not reason (reasoning_effort)', (m, a) => !a.reasoning || has(m, 'reasoning')],
-  ['do not stream', (m, a) => !a.stream || has(m, 'streaming')],
-  ['refuse temperature and top_p', (m, a) => !a.sampling || !m.quirks.noSampling],
-  ['are not text-only (auto/text)', (m, a) => a.requested !== 'auto/text' || textOnly(m)],
-  [
-    'have a context window too small for the prompt and the output limit',
-    (m, a) =>
-      a.inputTokens + (a.outputLimit ?? 1) <= (knownLimits(m).contextWindow ?? UNKNOWN_CONTEXT_TOKENS),
-  ],
-  [
-    'have an output limit under the one asked',
-    (m, a) =>
-      a.outputLimit === undefined ||
-      a.outputLimit <= (knownLimits(m).maxOutputTokens ?? UNKNOWN_OUTPUT_TOKENS),
-  ],
-];
 
 function requestPrice(model: CatalogModel, ask: RouteAsk): bigint {
   const output = (ask.outputLimit ?? EXPECTED_OUTPUT_TOKENS) * ask.choices;
@@ -201,9 +151,20 @@ export class Router {
   /** The decision for a request; a preview (`remember: false`) leaves the conversations as they were. */
   async route(ask: RouteAsk, options: { remember?: boolean } = {}): Promise<RoutingDecision> {
     const accountAllows = restrictionFilter(this.deps.account?.(ask.accountId));
-    const allowed = this.pool().filter((m) => accountAllows(m.id));
+    const forAccount = this.pool().filter((m) => accountAllows(m.id));
+    const keyAllowed = ask.subAccountId ? (this.deps.subAccount?.(ask.subAccountId) ?? null) : null;
+    const allowed = forAccount.filter((m) => allowsModel(keyAllowed, m.id));
     const figures = figuresAmong(await this.quality.forAccount(ask.accountId), allowed);
     const { scores, source, scored: pool } = figures;
+    // The key's own list left nothing that would otherwise be routed to: a matter of permission, not of the request.
+    const keyRefusal = (why: string) =>
+      new RequestRefused(
+        'forbidden',
+        `'model': ${ask.requested} has no model to route to: ${why}; ${allowedText(keyAllowed ?? [])}`,
+      );
+    if (pool.length === 0 && keyAllowed !== null && forAccount.length > allowed.length) {
+      throw keyRefusal('no model this gateway can route to is allowed for this key');
+    }
     if (pool.length === 0) {
       // The account's lists are named only when they are what left nothing.
       const why =
@@ -220,6 +181,12 @@ export class Router {
     });
     if (fitting.length === 0) {
       const why = [...rejected].map(([reason, n]) => `${n} ${reason}`).join('; ');
+      const othersFit = forAccount.some(
+        (model) => !allowed.includes(model) && CHECKS.every(([, fits]) => fits(model, ask)),
+      );
+      if (keyAllowed !== null && othersFit) {
+        throw keyRefusal(`none of the models this key may use fits this request (of ${pool.length}: ${why})`);
+      }
       throw new RequestRefused(
         'invalid',
         `'model': no model fits this request for ${ask.requested} (of ${pool.length}: ${why})`,

@@ -145,7 +145,8 @@ describe('the auditor’s tools on an honest log, then a tampered one', () => {
     expect(exported.code).toBe(0);
     expect(exported.stdout.split('\r\n')[0]).toBe(
       'occurred_at,request_id,hold_id,kind,sub_account_id,tag,model,provider,input_tokens,output_tokens,' +
-        'pass_through_nanos,fee_nanos,discount,charged_nanos,charged_usd,usage_reported',
+        'pass_through_nanos,fee_nanos,discount,charged_nanos,charged_usd,usage_reported,' +
+        'adjustment_nanos,adjustment_usd,reference,reason,reverses',
     );
     const rows = parseCsv(exported.stdout);
     expect(rows).toHaveLength(chats.main + chats.tagged + chats.sub);

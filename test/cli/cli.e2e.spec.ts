@@ -64,6 +64,45 @@ describe.each([
     expect(refused.status).toBe(401);
   });
 
+  it('names a key with an expiry, lists it, and rotates it: the old key stops on the gateway at once', async () => {
+    const account = await json(await gateway.admin('/accounts', { name: 'named' }));
+    const expires = new Date(Date.now() + 86_400_000);
+    const created = await runCli(
+      [
+        'keys',
+        'create',
+        '--account',
+        account.account_id,
+        '--name',
+        'ci',
+        '--expires-at',
+        expires.toISOString(),
+      ],
+      env(),
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.json).toMatchObject({
+      account_id: account.account_id,
+      key_id: expect.stringMatching(/^key_/),
+      name: 'ci',
+      expires_at: Math.floor(expires.getTime() / 1000),
+    });
+    const { key_id: keyId, key } = created.json as { key_id: string; key: string };
+    const listed = await runCli(['keys', 'list', '--account', account.account_id], env());
+    expect((listed.json as { data: unknown[] }).data).toEqual([
+      expect.objectContaining({ key_id: keyId, name: 'ci', sub_account_id: null, revoked_at: null }),
+      expect.objectContaining({ key_id: account.key_id, name: 'default', expires_at: null }),
+    ]);
+    expect((await balance(key)).cents).toBe(0);
+    const rotated = await runCli(['keys', 'rotate', '--key-id', keyId], env());
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.json).toMatchObject({ account_id: account.account_id, name: 'ci', replaces: keyId });
+    // The command answers once the gateway has applied the rotation, whichever way it went.
+    const refused = await fetch(`${gateway.url}/v1/balance`, { headers: { authorization: `Bearer ${key}` } });
+    expect(refused.status).toBe(401);
+    expect((await balance((rotated.json as { key: string }).key)).cents).toBe(0);
+  });
+
   it('reports a refusal as a JSON error and a non-zero exit', async () => {
     const result = await runCli(
       ['topup', '--account', 'acct_nobody', '--cents', '1', '--reference', 'x'],

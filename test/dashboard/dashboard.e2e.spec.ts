@@ -187,8 +187,24 @@ describe('the dashboard, as an account holder', () => {
     await page.goto(`${gateway.url}/dashboard/requests?tag=ads`);
     const rows = await page.locator('#requests tbody tr').count();
     expect(rows).toBe(1);
-    await page.goto(`${gateway.url}/dashboard/requests`);
+    // A refused request says why, and every request which key sent it.
+    const refused = await chat(gateway.url, mainKey, { ...say('x'), model: 'local/no-such-model' });
+    expect(refused.status).toBe(404);
+    const refusedId = refused.headers.get('x-request-id') as string;
+    // The list is a read model, caught up a moment after the answer.
+    await eventually(
+      async () => {
+        await page.goto(`${gateway.url}/dashboard/requests`);
+        return page.locator(`#requests >> text=${refusedId}`).count();
+      },
+      (found) => found > 0,
+      3000,
+    );
     await page.waitForSelector(`#requests >> text=${requestIds[0]}`);
+    const row = page.locator('#requests tr', { hasText: refusedId });
+    expect(await row.locator('.status').textContent()).toContain('404 model_not_found');
+    expect(await row.locator('.error-message').textContent()).toBe(refused.body.error.message);
+    expect(await row.locator('.key-name').textContent()).toBe('default');
     await shot('requests');
     await page.click(`a[href="/dashboard/requests/${requestIds[0]}"]`);
     await page.waitForSelector('#request-body');

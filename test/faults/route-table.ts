@@ -91,6 +91,7 @@ export const ROUTES: Route[] = [
   key('PATCH', '/sub-accounts/:id', { name: 'renamed', default_tag: 'x' }),
   key('DELETE', '/sub-accounts/:id'),
   key('GET', '/sub-accounts/:id/usage'),
+  key('GET', '/sub-accounts/:id/statement'),
   key('GET', '/usage/by-tag'),
   key('GET', '/usage/by-sub-account'),
   key('GET', '/usage/by-model'),

@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
@@ -72,4 +73,50 @@ it('counts every key of an account and its sub-accounts against one account buck
   const refusedMain = mains.find((r) => r.status === 429) as Response;
   expect(refusedMain.headers.get('x-ratelimit-limit-requests')).toBe('30');
   expect((await json(refusedMain)).error.message).toContain('for this account');
+});
+
+it("shares a sub-account's tokens per minute between instances, and either instance's true-up", async () => {
+  const account = await json(await a.admin('/accounts', { name: 'tokens' }));
+  await a.admin(`/accounts/${account.account_id}/top-ups`, { cents: 1000, reference: 'funding' });
+  const sub = await json(
+    await fetch(`${a.url}/v1/sub-accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'a thousand tokens', spend_cap_cents: 500, rate_limit_tpm: 1000 }),
+    }),
+  );
+  const balance = (url: string) =>
+    fetch(`${url}/v1/balance`, { headers: { authorization: `Bearer ${sub.key}` } });
+  for (let i = 0; i < 100 && (await balance(b.url)).status === 401; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const [onA, onB] = [a, b].map(
+    (g) => new OpenAI({ apiKey: sub.key, baseURL: `${g.url}/v1`, maxRetries: 0 }),
+  );
+  const ask = (text: string, maxTokens: number) => ({
+    model: 'local/echo',
+    max_tokens: maxTokens,
+    messages: [{ role: 'user' as const, content: text }],
+  });
+  // Admitted on A at its worst case (about 910), of which the short answer uses about 12.
+  const first = await (onA as OpenAI).chat.completions.create(ask('hi there', 900)).withResponse();
+  expect(first.response.headers.get('x-ratelimit-limit-tokens')).toBe('1000');
+  // B admits about 460 more: only because A gave back what it did not use, in the same bucket. (Without the
+  // true-up about 90 would be left, and 460 take 22 s to refill.)
+  const hellos = Array.from({ length: 200 }, () => 'hello').join(' ');
+  const long = await (onB as OpenAI).chat.completions.create(ask(hellos, 250)).withResponse();
+  expect(long.response.headers.get('x-ratelimit-limit-tokens')).toBe('1000');
+  const used = (first.data.usage?.total_tokens as number) + (long.data.usage?.total_tokens as number);
+  // And A, whose own bucket would still hold 900, is refused by what B used.
+  const worst = (first.data.usage?.prompt_tokens as number) + 890;
+  const refused = await (onA as OpenAI).chat.completions.create(ask('hi there', 890)).then(
+    () => undefined,
+    (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+  );
+  expect(refused?.status).toBe(429);
+  expect(refused?.message).toContain('tokens per minute reached for this sub-account');
+  const remaining = Number(refused?.headers?.get('x-ratelimit-remaining-tokens'));
+  expect(remaining).toBeGreaterThanOrEqual(1000 - used);
+  expect(remaining).toBeLessThan(worst);
+  expect(Number(refused?.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
 });

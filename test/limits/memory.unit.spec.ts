@@ -75,6 +75,16 @@ describe('MemoryRateLimiter on a fake clock', () => {
     expect(limiter.size).toBe(1);
   });
 
+  it('keeps a bucket in debt until it has refilled past what it owes', async () => {
+    const bucket = [{ bucket: 'key', ratePerMinute: 60 }];
+    expect(await limiter.takeAll(bucket, 60)).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.giveBack(bucket, -30);
+    now += 30_000;
+    expect(await limiter.takeAll(bucket, 1)).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
+    now += 1_000;
+    expect(await limiter.takeAll(bucket, 1)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
   it('keeps a bucket that is still refilling, however long ago it was last taken from', async () => {
     expect(await drain('slow', 0.1)).toBe(1);
     now += 180_001;

@@ -127,6 +127,45 @@ describe.each(backends)('$name rate limiter', ({ open }) => {
     expect(await limiter.take('key', 10)).toMatchObject({ allowed: false, remaining: 0, limit: 10 });
   });
 
+  it('takes many tokens from several buckets at once or from none, and waits for as many as were asked', async () => {
+    const both = [
+      { bucket: 'sub', ratePerMinute: 100 },
+      { bucket: 'account', ratePerMinute: 1000 },
+    ];
+    expect(await limiter.takeAll(both, 60)).toMatchObject({
+      allowed: true,
+      remaining: 40,
+      limit: 100,
+      bucket: 'sub',
+    });
+    // 40 left of 100 a minute: 20 more take 12 s to refill.
+    const refused = await limiter.takeAll(both, 60);
+    expect(refused).toMatchObject({ allowed: false, remaining: 40, limit: 100, bucket: 'sub' });
+    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(11);
+    expect(refused.retryAfterSeconds).toBeLessThanOrEqual(12);
+    // The account's bucket lost only the 60 of the take that passed.
+    expect(await limiter.takeAll([{ bucket: 'account', ratePerMinute: 1000 }], 940)).toMatchObject({
+      allowed: true,
+      remaining: 0,
+    });
+  });
+
+  it('gives unused tokens back up to the capacity, and takes an overrun into a debt of at most a minute', async () => {
+    const bucket = [{ bucket: 'key', ratePerMinute: 100 }];
+    expect(await limiter.takeAll(bucket, 100)).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.giveBack(bucket, 70);
+    expect(await limiter.takeAll(bucket, 70)).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.giveBack(bucket, 500);
+    expect(await limiter.takeAll(bucket, 100)).toMatchObject({ allowed: true, remaining: 0 });
+    // Used 250 more than admitted: the bucket owes 100 (a minute's worth), not 250.
+    await limiter.giveBack(bucket, -250);
+    const owing = await limiter.takeAll(bucket, 1);
+    expect(owing).toMatchObject({ allowed: false, remaining: 0, limit: 100 });
+    // 101 tokens at 100 a minute: 60.6 s.
+    expect(owing.retryAfterSeconds).toBeGreaterThanOrEqual(60);
+    expect(owing.retryAfterSeconds).toBeLessThanOrEqual(61);
+  });
+
   it('refuses everything at a rate of zero or less, without touching the bucket', async () => {
     for (const rate of [0, -5, Number.NaN]) {
       expect(await limiter.take('key', rate)).toEqual({
@@ -177,6 +216,23 @@ describe('redis rate limiter across instances', () => {
       const ttl = await redis.pttl(`${keyPrefix}key`);
       expect(ttl).toBeGreaterThan(59_000);
       expect(ttl).toBeLessThanOrEqual(61_000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('keeps a bucket in debt until it would be full again, past a full refill', async () => {
+    const keyPrefix = prefix();
+    const limiter = limiterAt(keyPrefix);
+    await limiter.take('key', 30);
+    // 29 left, 60 more used than admitted: a debt of 30 (the capacity), two minutes from full.
+    await limiter.giveBack([{ bucket: 'key', ratePerMinute: 30 }], -60);
+    const redis = new Redis(url(), { maxRetriesPerRequest: 1 });
+    try {
+      expect(Number((await redis.hgetall(`${keyPrefix}key`)).tokens)).toBeCloseTo(-30, 3);
+      const ttl = await redis.pttl(`${keyPrefix}key`);
+      expect(ttl).toBeGreaterThan(119_000);
+      expect(ttl).toBeLessThanOrEqual(121_000);
     } finally {
       redis.disconnect();
     }

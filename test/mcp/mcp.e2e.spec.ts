@@ -268,6 +268,20 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
     expect(bySub.month).toBe(byTag.month);
   });
 
+  it("lists the account's keys and a sub-account's, never the keys themselves", async () => {
+    const client = await connect(mainKey);
+    const own = await call(client, 'list_keys');
+    expect(own).toEqual(await json(await v1('/keys', mainKey)));
+    expect(own.data.map((k: Json) => k.name)).toEqual(['default']);
+    const customer = await call(client, 'list_keys', { sub_account_id: subAccountId });
+    expect(customer.data).toEqual([
+      expect.objectContaining({ name: 'default', sub_account_id: subAccountId }),
+    ]);
+    expect(JSON.stringify([own, customer])).not.toMatch(/sk-gw-[A-Za-z0-9_-]{43}/);
+    const tools = (await (await connect(subKey)).listTools()).tools.map((t) => t.name);
+    expect(tools).not.toContain('list_keys');
+  });
+
   it('serves a sub-account key its own balance, usage and requests only', async () => {
     const sub = await connect(subKey);
     const answer = await call(sub, 'chat', {

@@ -122,6 +122,7 @@ describe('the request log: every request an event, read back through /v1/request
       body: JSON.stringify({ model: 'openai/no-such-model', messages: [{ role: 'user', content: 'x' }] }),
     });
     expect(missing.status).toBe(404);
+    const missingError = (await json(missing)).error;
     const poor = await json(await gateway.admin('/accounts', { name: 'poor' }));
     await gateway.admin(`/accounts/${poor.account_id}/top-ups`, { cents: 1, reference: 'p' });
     const refused = await fetch(`${gateway.url}/v1/chat/completions`, {
@@ -134,19 +135,31 @@ describe('the request log: every request an event, read back through /v1/request
       }),
     });
     expect(refused.status).toBe(402);
+    const refusedError = (await json(refused)).error;
 
     const embed = await json(await logged(embedId));
     expect(embed).toMatchObject({ endpoint: '/v1/embeddings', status: 200, provider: 'mistral' });
     expect(embed.cost_cents).toBeGreaterThan(0);
     const notFound = await json(await logged(missing.headers.get('x-request-id') as string));
+    // Why it was refused, as the client was told, and which key asked (a key issued unnamed reads as `default`).
     expect(notFound).toMatchObject({
       status: 404,
       error_type: 'model_not_found',
+      error_message: "The model 'openai/no-such-model' does not exist",
+      key_id: expect.stringMatching(/^key_/),
+      key_name: 'default',
       cost_cents: 0,
       model: null,
     });
+    expect(missingError.message).toBe(notFound.error_message);
+    expect(embed).toMatchObject({ error_type: null, error_message: null, key_name: 'default' });
     const poorRecord = await json(await logged(refused.headers.get('x-request-id') as string, poor.key));
-    expect(poorRecord).toMatchObject({ status: 402, error_type: 'insufficient_balance', cost_cents: 0 });
+    expect(poorRecord).toMatchObject({
+      status: 402,
+      error_type: 'insufficient_balance',
+      error_message: refusedError.message,
+      cost_cents: 0,
+    });
 
     const all: Json[] = [];
     let after: string | undefined;
@@ -210,6 +223,7 @@ describe('the request log: every request an event, read back through /v1/request
     expect(failure).toMatchObject({
       status: 502,
       error_type: 'provider_error',
+      error_message: (await json(failed)).error.message,
       model: 'openai/gpt-4o-mini',
       provider: 'openai',
       cost_cents: 0,
@@ -233,7 +247,46 @@ describe('the request log: every request an event, read back through /v1/request
     // Reading the log is a request too: lift the limit first.
     await gateway.admin(`/accounts/${limited.account_id}/settings`, { rate_limit_rpm: 100_000 });
     const record = await json(await logged(refused?.headers.get('x-request-id') as string, limited.key));
-    expect(record).toMatchObject({ status: 429, error_type: 'rate_limit_error', cost_cents: 0 });
+    expect(record).toMatchObject({
+      status: 429,
+      error_type: 'rate_limit_error',
+      error_message: expect.stringContaining('Rate limit of 1 requests per minute reached for this account'),
+      cost_cents: 0,
+    });
+  });
+
+  it('keeps a refusal message of any length, cut to 1,000 characters', async () => {
+    const model = `openai/${'x'.repeat(3000)}`;
+    const refused = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(refused.status).toBe(404);
+    const told = (await json(refused)).error.message as string;
+    expect(told.length).toBeGreaterThan(3000);
+    const record = await json(await logged(refused.headers.get('x-request-id') as string));
+    expect(record.error_message).toHaveLength(1000);
+    expect(record.error_message).toBe(`${told.slice(0, 999)}…`);
+  });
+
+  it('marks the answers the response cache gave', async () => {
+    const ask = () =>
+      client.chat.completions
+        .create({ model: 'local/echo', temperature: 0, messages: [{ role: 'user', content: 'cache me' }] })
+        .withResponse();
+    const first = (await ask()).response;
+    const second = (await ask()).response;
+    expect(second.headers.get('x-cache-status')).toMatch(/^hit/);
+    const stored = await json(await logged(first.headers.get('x-request-id') as string));
+    const hit = await json(await logged(second.headers.get('x-request-id') as string));
+    expect(stored).toMatchObject({ cache_hit: false, cache_status: 'miss' });
+    expect(hit).toMatchObject({ cache_hit: true, cache_status: expect.stringMatching(/^hit/) });
+    const listed = await json(await get('/requests?limit=2'));
+    expect(listed.data.map((r: Json) => [r.id, r.cache_hit])).toEqual([
+      [hit.id, true],
+      [stored.id, false],
+    ]);
   });
 
   it('keeps another account’s and another sub-account’s requests out of sight (404)', async () => {

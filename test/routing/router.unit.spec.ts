@@ -248,6 +248,33 @@ describe('the router over the catalog', () => {
       /^'baseline_model': no fitting model costs at most google\/gemini-2.0-flash-lite for this request/,
     );
   });
+
+  it('routes a sub-account’s key only among its allowed models, and refuses it (403) when they leave none', async () => {
+    const lists: Record<string, string[]> = { sa_mini: ['openai/gpt-4o-mini'], sa_claude: ['anthropic/*'] };
+    const keyed = new Router({
+      catalog,
+      env,
+      health: new ProviderHealth(),
+      quality: evals,
+      subAccount: (id) => lists[id] ?? null,
+    });
+    expect((await keyed.route(ask())).chosen.model.id).toBe('openai/gpt-4.1');
+    const mini = await keyed.route(ask({ subAccountId: 'sa_mini' }));
+    expect(mini.candidates.map((c) => c.model.id)).toEqual(['openai/gpt-4o-mini']);
+    await expect(keyed.route(ask({ subAccountId: 'sa_claude' }))).rejects.toMatchObject({
+      kind: 'forbidden',
+      message:
+        "'model': auto has no model to route to: no model this gateway can route to is allowed for this key; " +
+        'this key may use anthropic/* (GET /v1/models lists them)',
+    });
+    // gpt-4.1 would take this output limit; the one model the key may use cannot.
+    await expect(keyed.route(ask({ subAccountId: 'sa_mini', outputLimit: 20_000 }))).rejects.toMatchObject({
+      kind: 'forbidden',
+      message: expect.stringMatching(
+        /^'model': auto has no model to route to: none of the models this key may use fits this request \(of 1: 1 have an output limit under the one asked\)/,
+      ),
+    });
+  });
 });
 
 describe('the quality prior', () => {

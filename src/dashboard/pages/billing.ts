@@ -43,11 +43,12 @@ ${checkout === 'cancelled' ? html`<div class="alert warn">The payment was cancel
 <div class="cards">
   <div class="card" id="balance"><div class="label">Balance</div><div class="value">${money(balance?.balance_nanos ?? '0')}</div></div>
   <div class="card"><div class="label">Topped up (net of refunds)</div><div class="value">${money(balance?.topped_up_nanos ?? '0')}</div></div>
+  ${(balance?.adjusted_nanos ?? '0') === '0' ? '' : html`<div class="card" id="adjusted"><div class="label">Adjustments</div><div class="value">${money(balance?.adjusted_nanos ?? '0')}</div></div>`}
   <div class="card"><div class="label">Charged</div><div class="value">${money(balance?.charged_nanos ?? '0')}</div></div>
 </div>
 <h2>Top up</h2>
 ${topUpForm}
-<h2>Top-ups and refunds</h2>
+<h2>Top-ups, refunds and adjustments</h2>
 <table id="top-ups"><thead><tr><th>Time</th><th>Kind</th><th>Reference</th><th class="num">Amount</th></tr></thead>
 <tbody>${topUps.map((t) => html`<tr><td>${time(t.occurred_at)}</td><td>${t.kind}</td><td><code>${t.reference}</code></td><td class="num">${money(t.amount_nanos)}</td></tr>`)}</tbody></table>
 <h2>Latest charges</h2>

@@ -4,7 +4,8 @@ import { listRequests, type RequestFilter } from '../../../projections/requests/
 import { RequestLog } from '../../billing/request-log.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
 import type { CallContext } from '../../pipeline/types.ts';
-import { findLoggedRequest, loggedBodies, loggedRequest } from '../../requests/lookup.ts';
+import { findLoggedRequest, type LoggedRequest, loggedBodies, loggedRequest } from '../../requests/lookup.ts';
+import { cacheHit } from '../../requests/view.ts';
 import { cents, html, time } from '../html.ts';
 import type { DashboardContext } from '../index.ts';
 import { csrfField } from '../layout.ts';
@@ -23,6 +24,15 @@ function date(value: unknown, field: string): Date | undefined {
 /** The request log with filters, one request's detail (bodies, charge), and "replay against…". */
 export function requestPages(app: FastifyInstance, ctx: DashboardContext): void {
   const { deps } = ctx;
+  // The name recorded with the request; older records and the gateway's own work name the key by its name now.
+  const keyName = (r: LoggedRequest) => r.keyName ?? deps.live.key(r.keyId)?.name ?? r.keyId;
+  // What the support desk asks first: who sent it, and why it was refused (type, then the message the client got).
+  const outcome = (r: LoggedRequest) =>
+    r.status < 400
+      ? html`${r.status}`
+      : html`<span class="refused" title="${r.errorMessage ?? ''}">${r.status} ${r.errorType ?? ''}</span>${
+          r.errorMessage ? html`<div class="muted error-message">${r.errorMessage}</div>` : ''
+        }`;
 
   app.get('/dashboard/requests', { config: { dashboard: 'key' } }, async (request, reply) => {
     const viewer = ctx.key(request);
@@ -66,13 +76,15 @@ export function requestPages(app: FastifyInstance, ctx: DashboardContext): void 
   <button type="submit" class="plain">Filter</button>
 </form>
 <table id="requests">
-<thead><tr><th>Time</th><th>Request</th><th>Endpoint</th><th>Model</th><th>Tag</th><th class="num">Status</th><th class="num">Latency</th><th class="num">Cost</th></tr></thead>
+<thead><tr><th>Time</th><th>Request</th><th>Key</th><th>Endpoint</th><th>Model</th><th>Tag</th><th>Status</th><th>Cache</th><th class="num">Latency</th><th class="num">Cost</th></tr></thead>
 <tbody>${page.map(
-        (r) => html`<tr>
+        (r) => html`<tr data-status="${r.status}">
   <td>${time(r.createdAt)}</td>
   <td><a href="/dashboard/requests/${encodeURIComponent(r.requestId)}">${r.requestId}</a></td>
+  <td class="key-name" title="${r.keyId}">${keyName(r)}</td>
   <td>${r.endpoint}</td><td>${r.model ?? r.requestedModel ?? ''}</td><td>${r.tag ?? ''}</td>
-  <td class="num">${r.status}</td><td class="num">${r.totalMs} ms</td><td class="num">${cents(r.costNanos)}</td>
+  <td class="status">${outcome(r)}</td><td class="cache">${cacheHit(r) ? 'hit' : ''}</td>
+  <td class="num">${r.totalMs} ms</td><td class="num">${cents(r.costNanos)}</td>
 </tr>`,
       )}</tbody></table>
 ${page.length === 0 ? html`<p class="muted">No requests match.</p>` : ''}
@@ -126,7 +138,9 @@ ${rows.length > filter.limit ? html`<p><a href="/dashboard/requests?${keep.toStr
 <tr><th>Endpoint</th><td>${logged.endpoint}</td></tr>
 <tr><th>Tag</th><td>${logged.tag ?? ''}</td></tr>
 <tr><th>Sub-account</th><td>${logged.subAccountId ?? ''}</td></tr>
-<tr><th>Key</th><td>${logged.keyId}</td></tr>
+<tr><th>Key</th><td>${keyName(logged)} <span class="muted">${logged.keyId}</span></td></tr>
+${logged.status >= 400 ? html`<tr><th>Refused</th><td id="request-error">${logged.errorType ?? ''}: ${logged.errorMessage ?? ''}</td></tr>` : ''}
+<tr><th>Cache</th><td>${logged.cacheStatus ?? ''}</td></tr>
 <tr><th>Attempts</th><td>${logged.attempts} (fallbacks ${logged.fallbacks})</td></tr>
 <tr><th>Usage</th><td><code>${JSON.stringify(logged.usage)}</code></td></tr>
 </table></div>

@@ -36,6 +36,41 @@ export const getUsageTool = defineTool({
   run: ({ by, month }, context) => getJson(`/v1/usage/${USAGE_PATHS[by]}`, { month })(context),
 });
 
+export const listBudgetsTool = defineTool({
+  name: 'list_budgets',
+  title: 'Tag budgets',
+  description:
+    "The account's monthly budgets per cost tag, with what each tag spent this month (GET /v1/budgets). Main keys only.",
+  access: 'read',
+  mainKeyOnly: true,
+  input: z.object({}),
+  run: (_args, context) => getJson('/v1/budgets')(context),
+});
+
+/**
+ * Keys are listed, never issued or rotated here: the new key would land in the agent's context and transcripts,
+ * where no secret belongs (docs/mcp.md).
+ */
+export const listKeysTool = defineTool({
+  name: 'list_keys',
+  title: 'API keys',
+  description:
+    "The account's own keys, or one sub-account's: name, prefix, when created, last used and expiring; never the key " +
+    'itself (GET /v1/keys, /v1/sub-accounts/{id}/keys). Main keys only.',
+  access: 'read',
+  mainKeyOnly: true,
+  input: z.object({
+    sub_account_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe("A sub-account's id; omitted: the account's own keys"),
+  }),
+  run: ({ sub_account_id }, context) =>
+    getJson(sub_account_id ? `${byId('/v1/sub-accounts', sub_account_id)}/keys` : '/v1/keys')(context),
+});
+
 export const listRequestsTool = defineTool({
   name: 'list_requests',
   title: 'Request log',

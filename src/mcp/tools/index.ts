@@ -7,7 +7,9 @@ import {
   getReplayTool,
   getRequestTool,
   getUsageTool,
+  listBudgetsTool,
   listJobsTool,
+  listKeysTool,
   listRequestsTool,
 } from './account.ts';
 import { getModelTool, listModelsTool } from './catalog.ts';
@@ -38,6 +40,8 @@ export const ALL_TOOLS: readonly ToolDef[] = [
   getModelTool,
   getBalanceTool,
   getUsageTool,
+  listBudgetsTool,
+  listKeysTool,
   listRequestsTool,
   getRequestTool,
   listJobsTool,

@@ -1,3 +1,4 @@
+import { permitModel } from '../../accounts/model-access.ts';
 import type { Probe, ResponseCache } from '../../cache/cache.ts';
 import { noteProbe } from '../../cache/charge.ts';
 import { keyParts } from '../../cache/key.ts';
@@ -26,6 +27,8 @@ export async function lookupEmbeddings(
   } catch {
     return undefined;
   }
+  // A hit is served without the pipeline: a model the key may not use is refused here as the pipeline would.
+  permitModel(deps.spending.allowedModels(context.auth), model, { named: body.model });
   const policy = { ...policyOf(mode === 'semantic' ? 'force' : mode, true), mode };
   const probe = await cache.lookup(
     context.auth,

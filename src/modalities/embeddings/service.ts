@@ -17,11 +17,12 @@ export async function createEmbeddings(
   const price = target.model.prices.inputNanosPerMillion ?? 0n;
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
   const counted = await countAll(inputs);
+  const worst = worstCaseTokens(counted, inputs.length);
   const served = await pricedCall(
     deps,
     context,
     target.model,
-    [inputTokensLine(worstCaseTokens(counted, inputs.length), price)],
+    [inputTokensLine(worst, price)],
     () =>
       target.adapter.embed({
         inputs,
@@ -38,6 +39,7 @@ export async function createEmbeddings(
       };
     },
     discount,
+    worst,
   );
   const { vectors, inputTokens } = served.result;
   const tokens = inputTokens ?? counted;

@@ -168,6 +168,7 @@ export class AudioHolds {
         maxNanos: costOfSeconds(sliceSeconds, unitPrice),
         ...(ttlMs !== undefined && { ttlMs }),
       },
+      this.options.model.id,
     );
     // Slices are whole seconds, so the seconds billed per slice add up to the stream's seconds.
     const ms = secondsCoveredBy(hold.grantedNanos, unitPrice, sliceSeconds) * 1000;
@@ -184,16 +185,16 @@ export class AudioHolds {
     const { spending, model, unitPrice, usageReported, requestLog } = this.options;
     const seconds = Math.ceil(ms / 1000);
     const charge = priceCharge([audioLine(seconds, unitPrice)]);
-    const total = this.chargedNanos + charge.chargedNanos;
     const hold = closing && requestLog ? { ...slice.hold, log: requestLog } : slice.hold;
-    await settle(
+    // What the stream was charged so far is in its requester's money (a sub-account's price), as each settle says.
+    const charged = await settle(
       spending,
       hold,
       model,
       { charge, usageReported, units: seconds },
-      closing ? total : undefined,
+      closing ? this.chargedNanos + charge.chargedNanos : undefined,
     );
-    this.chargedNanos = total;
+    this.chargedNanos += charged;
   }
 
   private release(slice: Slice, reason: 'failed' | 'cancelled'): Promise<void> {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { ADJUSTMENT_REASON_MAX, ADJUSTMENT_REFERENCE_MAX } from '../../../accounts/adjustments.ts';
 import type { AccountService } from '../../../accounts/service.ts';
 import { CACHE_MODES } from '../../../cache/mode.ts';
 import { accountRestriction } from '../../../routing/patterns.ts';
@@ -18,16 +19,6 @@ export const adminAccountRoutes =
       (request) => accounts.createAccount(request.body.name, request.id),
     );
 
-    app.post('/accounts/:accountId/keys', { schema: { params: AccountId } }, (request) =>
-      accounts.createKey(request.params.accountId, request.id),
-    );
-
-    app.post(
-      '/keys/:keyId/revoke',
-      { schema: { params: z.object({ keyId: z.string().min(1) }) } },
-      (request) => accounts.revokeKey(request.params.keyId, request.id),
-    );
-
     app.post(
       '/accounts/:accountId/settings',
       {
@@ -36,6 +27,8 @@ export const adminAccountRoutes =
           body: z
             .object({
               rate_limit_rpm: z.number().int().positive().max(1_000_000).optional(),
+              /** Tokens per minute of all the account's keys and sub-accounts; null lifts it. */
+              rate_limit_tpm: z.number().int().positive().max(1_000_000_000).nullable().optional(),
               balance_low_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
               /** The request log's bodies for this account; null returns to the gateway's setting. */
               request_bodies: z.enum(['keep', 'drop']).nullable().optional(),
@@ -47,13 +40,14 @@ export const adminAccountRoutes =
             })
             .refine((b) => Object.values(b).some((v) => v !== undefined), {
               message:
-                'give rate_limit_rpm, balance_low_cents, request_bodies, request_retention_days, mcp_write_tools or cache_default',
+                'give rate_limit_rpm, rate_limit_tpm, balance_low_cents, request_bodies, request_retention_days, mcp_write_tools or cache_default',
             }),
         },
       },
       async (request) => {
         const {
           rate_limit_rpm,
+          rate_limit_tpm,
           balance_low_cents,
           request_bodies,
           request_retention_days,
@@ -64,6 +58,7 @@ export const adminAccountRoutes =
           request.params.accountId,
           {
             rateLimitRpm: rate_limit_rpm,
+            rateLimitTpm: rate_limit_tpm,
             balanceLowCents: balance_low_cents,
             requestBodies: request_bodies,
             requestRetentionDays: request_retention_days,
@@ -106,5 +101,28 @@ export const adminAccountRoutes =
       },
       (request) =>
         accounts.topUp(request.params.accountId, request.body.cents, request.body.reference, request.id),
+    );
+
+    // A credit (positive cents) or debit (negative) of the balance, once per reference (docs/billing.md).
+    app.post(
+      '/accounts/:accountId/adjustments',
+      {
+        schema: {
+          params: AccountId,
+          body: z.object({
+            cents: z
+              .number()
+              .int()
+              .min(-Number.MAX_SAFE_INTEGER)
+              .max(Number.MAX_SAFE_INTEGER)
+              .refine((cents) => cents !== 0, 'must not be 0: positive for a credit, negative for a debit'),
+            reason: z.string().trim().min(1).max(ADJUSTMENT_REASON_MAX),
+            reference: z.string().trim().min(1).max(ADJUSTMENT_REFERENCE_MAX),
+            /** The reference of the top-up this debit reverses. */
+            reverses: z.string().trim().min(1).max(ADJUSTMENT_REFERENCE_MAX).optional(),
+          }),
+        },
+      },
+      (request) => accounts.adjust(request.params.accountId, request.body),
     );
   };

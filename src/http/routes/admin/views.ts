@@ -22,8 +22,15 @@ export const adminViewRoutes =
     );
     app.get(
       '/keys',
-      { schema: { querystring: z.object({ account: z.string().min(1).optional() }) } },
-      (request) => listKeys(sql, request.query.account),
+      {
+        schema: {
+          querystring: z.object({
+            account: z.string().min(1).optional(),
+            sub_account: z.string().min(1).optional(),
+          }),
+        },
+      },
+      (request) => listKeys(sql, request.query.account, request.query.sub_account),
     );
     app.get('/accounts/:accountId/balance', { schema: { params: AccountId } }, (request) =>
       accountBalance(sql, request.params.accountId),

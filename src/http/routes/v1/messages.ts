@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
+import { permitModel } from '../../../accounts/model-access.ts';
 import { chargeHit } from '../../../cache/charge.ts';
 import type { CachedChoice } from '../../../cache/entry.ts';
 import { modeOf } from '../../../cache/mode.ts';
@@ -136,8 +137,9 @@ export const messagesRoutes =
     // Counted as the gateway counts a request before reserving for it, so it predicts the hold, not the bill.
     app.post('/messages/count_tokens', { schema: { body: CountTokensRequest } }, async (request) => {
       const { model, system, messages } = request.body;
-      if (!findChatModel(deps.catalog, deps.env, model))
-        throw new RequestRefused('model_not_found', `The model '${model}' does not exist`);
+      const found = findChatModel(deps.catalog, deps.env, model);
+      if (!found) throw new RequestRefused('model_not_found', `The model '${model}' does not exist`);
+      permitModel(deps.spending.allowedModels(request.auth), found.id, { named: model });
       return { input_tokens: await countChatInputTokensAsync(toChatMessages(system, messages)) };
     });
   };

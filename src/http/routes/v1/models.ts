@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { KeyHolder } from '../../../accounts/live-state.ts';
+import { allowsModel } from '../../../accounts/model-access.ts';
 import { findNamedModel } from '../../../catalog/bare-ids.ts';
 import { CAPABILITIES } from '../../../catalog/capabilities.ts';
 import { ModelRecord, modelRecord } from '../../../catalog/record.ts';
@@ -64,14 +66,17 @@ export const modelRoutes =
     env: NodeJS.ProcessEnv,
     publicBaseUrl: () => string,
     cache?: CacheCapability,
+    /** The model patterns a key may use (its sub-account's `allowed_models`; null: every model). */
+    allowedModels: (auth: KeyHolder) => readonly string[] | null = () => null,
   ): FastifyPluginAsyncZod =>
   async (app) => {
     const availability = (model: CatalogModel) => availabilityOf(model, env, JOB_ENDPOINTS);
-    const find = (id: string): CatalogModel => {
+    // A sub-account's key sees only the models it may use: any other is unknown to it, as to the list.
+    const find = (id: string, allowed: readonly string[] | null): CatalogModel => {
       const model = findNamedModel(catalog, id, {
-        servable: (candidate) => availability(candidate).available,
+        servable: (candidate) => availability(candidate).available && allowsModel(allowed, candidate.id),
       });
-      if (!model) throw notFound(id);
+      if (!model || !allowsModel(allowed, model.id)) throw notFound(id);
       return model;
     };
     const detail = (model: CatalogModel) => ({
@@ -98,7 +103,11 @@ export const modelRoutes =
         const { available, all, ...filter } = request.query;
         // A client's model picker shows what answers; the whole catalog is one parameter away.
         const wanted = available ?? (all === 'true' ? undefined : 'true');
-        const records = catalog.list(filter).map((m) => modelRecord(m, availability(m)));
+        const allowed = allowedModels(request.auth);
+        const records = catalog
+          .list(filter)
+          .filter((m) => allowsModel(allowed, m.id))
+          .map((m) => modelRecord(m, availability(m)));
         return {
           object: 'list' as const,
           data:
@@ -113,7 +122,7 @@ export const modelRoutes =
     app.get(
       '/models/:provider',
       { schema: { params: z.object({ provider: z.string() }), response: { 200: ModelDetail } } },
-      async (request) => detail(find(request.params.provider)),
+      async (request) => detail(find(request.params.provider, allowedModels(request.auth))),
     );
 
     app.get(
@@ -126,22 +135,23 @@ export const modelRoutes =
       },
       async (request) => {
         const id = `${request.params.provider}/${request.params['*']}`;
+        const allowed = allowedModels(request.auth);
         const model = catalog.get(id);
-        if (model) return detail(model);
+        if (model && allowsModel(allowed, model.id)) return detail(model);
         const schemaOf = /^(.+)\/schema$/.exec(id)?.[1];
-        if (schemaOf) return schemaBlock(find(schemaOf), publicBaseUrl());
+        if (schemaOf) return schemaBlock(find(schemaOf, allowed), publicBaseUrl());
         throw notFound(id);
       },
     );
 
-    app.get('/capabilities', { schema: { response: { 200: CapabilityList } } }, async () => ({
+    app.get('/capabilities', { schema: { response: { 200: CapabilityList } } }, async (request) => ({
       object: 'list' as const,
-      data: CAPABILITIES.map(({ id, description, endpoint }) => ({
-        id,
-        description,
-        endpoint,
-        default_model: endpointDefault(endpoint.path, { catalog, env, timeoutMs: 0 }),
-      })),
+      data: CAPABILITIES.map(({ id, description, endpoint }) => {
+        const fallback = endpointDefault(endpoint.path, { catalog, env, timeoutMs: 0 });
+        // A default the key may not use is none for it: a request naming no model would be refused.
+        const allowed = fallback !== null && allowsModel(allowedModels(request.auth), fallback);
+        return { id, description, endpoint, default_model: allowed ? fallback : null };
+      }),
       mcp_url: env.GATEWAY_MCP_URL || `${publicBaseUrl()}/mcp`,
       ...(cache && { cache }),
     }));

@@ -35,7 +35,7 @@ const ListQuery = z.object({
  * sub-account key only its sub-account's. Another owner's id is a 404, as an unknown one.
  */
 export const requestsRoutes =
-  (sql: Sql, blobs: BlobStore): FastifyPluginAsyncZod =>
+  (sql: Sql, blobs: BlobStore, keyName: (keyId: string) => string | undefined): FastifyPluginAsyncZod =>
   async (app) => {
     app.get('/requests', { schema: { querystring: ListQuery } }, async (request) => {
       const q = request.query;
@@ -54,7 +54,7 @@ export const requestsRoutes =
           ...(q.to !== undefined && { to: q.to }),
         },
       );
-      const data = rows.slice(0, q.limit).map((row) => requestView(loggedRequest(row)));
+      const data = rows.slice(0, q.limit).map((row) => requestView(loggedRequest(row), keyName));
       return {
         object: 'list',
         data,
@@ -72,7 +72,7 @@ export const requestsRoutes =
       if (!logged) throw new RequestRefused('not_found', `No request ${request.params.id}`);
       const bodies = await loggedBodies({ sql, blobs }, logged);
       return {
-        ...requestView(logged),
+        ...requestView(logged, keyName),
         request_body: bodies?.request ?? null,
         response_body: bodies?.response ?? null,
       };

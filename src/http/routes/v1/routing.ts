@@ -25,12 +25,9 @@ export const routingRoutes =
           `'model': only auto, auto/text or no model is routed; got ${body.model}`,
         );
       }
-      const decision = await deps.router.route(
-        await routeAsk(request.auth.accountId, requested, strategy, body),
-        {
-          remember: false,
-        },
-      );
+      const decision = await deps.router.route(await routeAsk(request.auth, requested, strategy, body), {
+        remember: false,
+      });
       reply.headers(
         routingHeaders({
           strategy: decision.strategy,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Sql } from '../../../../projections/types.ts';
+import { statementCsv } from '../../../accounts/statement.ts';
 import type { SubAccounts } from '../../../accounts/sub-accounts.ts';
 import { CostTag } from '../../../chat/request.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
@@ -70,19 +71,26 @@ export const subAccountRoutes =
           (sum, row) => ({
             requests: sum.requests + row.requests,
             costNanos: sum.costNanos + row.costNanos,
+            priceNanos: sum.priceNanos + row.priceNanos,
             units: sum.units + row.units,
             routed: sum.routed + row.routed_requests,
             savedNanos: sum.savedNanos + row.savedNanos,
           }),
-          { requests: 0, costNanos: 0n, units: 0, routed: 0, savedNanos: 0n },
+          { requests: 0, costNanos: 0n, priceNanos: 0n, units: 0, routed: 0, savedNanos: 0n },
         );
+        // The customer's price, what the account paid for it, and the account's margin between the two.
+        const money = (price: bigint, cost: bigint) => ({
+          cost_cents: nanosToCents(price),
+          account_cost_cents: nanosToCents(cost),
+          margin_cents: nanosToCents(price - cost),
+        });
         return {
           object: 'sub_account.usage',
           sub_account_id: record.id,
           external_ref: record.external_ref,
           month,
           requests: total.requests,
-          cost_cents: nanosToCents(total.costNanos),
+          ...money(total.priceNanos, total.costNanos),
           units: total.units,
           routed_requests: total.routed,
           saved_cents: nanosToCents(total.savedNanos),
@@ -91,7 +99,7 @@ export const subAccountRoutes =
           by_tag: byTag.map((row) => ({
             tag: row.key,
             requests: row.requests,
-            cost_cents: row.cost_cents,
+            ...money(row.priceNanos, row.costNanos),
             units: row.units,
             routed_requests: row.routed_requests,
             saved_cents: row.saved_cents,
@@ -99,4 +107,29 @@ export const subAccountRoutes =
         };
       },
     );
+    // What the customer is invoiced: JSON, or CSV with `Accept: text/csv` (src/accounts/statement.ts).
+    app.get(
+      '/sub-accounts/:id/statement',
+      { config, schema: { params: Id, querystring: z.object({ month: Month.optional() }) } },
+      async (request, reply) => {
+        const month = request.query.month ?? currentMonth();
+        const statement = await subAccounts.statement(request.auth, request.params.id, month);
+        if (!prefersCsv(request.headers.accept)) return statement;
+        return reply
+          .type('text/csv; charset=utf-8')
+          .header(
+            'content-disposition',
+            `attachment; filename="statement-${statement.sub_account_id}-${month}.csv"`,
+          )
+          .send(statementCsv(statement));
+      },
+    );
   };
+
+/** Whether the client asked for CSV before JSON (`Accept: text/csv`). */
+function prefersCsv(accept: string | undefined): boolean {
+  const types = (accept ?? '').split(',').map((part) => part.split(';')[0]?.trim().toLowerCase());
+  const csv = types.indexOf('text/csv');
+  const json = types.indexOf('application/json');
+  return csv >= 0 && (json < 0 || csv < json);
+}

@@ -13,9 +13,12 @@ export const currentMonth = () => monthOf(new Date());
 export interface UsageLine {
   key: string;
   requests: number;
+  /** What the account paid. */
   cost_cents: number;
   /** The exact figure behind cost_cents, for sums. */
   costNanos: bigint;
+  /** What the requester was charged: a sub-account's price (docs/billing.md, Reselling); the cost otherwise. */
+  priceNanos: bigint;
   units: number;
   /** Requests the automatic router chose the model of, and what they saved against their baselines. */
   routed_requests: number;
@@ -42,6 +45,7 @@ export async function usageRows(
       requests: Number(row.requests),
       cost_cents: nanosToCents(BigInt(row.cost_nanos)),
       costNanos: BigInt(row.cost_nanos),
+      priceNanos: BigInt(row.price_nanos),
       units: Number(row.units),
       routed_requests: Number(routed.get(row.key)?.routed_requests ?? 0),
       saved_cents: nanosToCents(savedNanos),
@@ -65,12 +69,14 @@ export const usageRoutes =
         month,
         request.auth.subAccountId ?? undefined,
       );
+      // A sub-account's own view is in its price, as everything it is charged.
+      const own = request.auth.subAccountId !== null;
       return {
         month,
         data: rows.map((row) => ({
           tag: row.key,
           requests: row.requests,
-          cost_cents: row.cost_cents,
+          cost_cents: own ? nanosToCents(row.priceNanos) : row.cost_cents,
           units: row.units,
           routed_requests: row.routed_requests,
           saved_cents: row.saved_cents,
@@ -92,12 +98,17 @@ export const usageRoutes =
           .filter((row) => row.key !== '')
           .map((row) => {
             const sub = live.subAccount(row.key);
+            // The customer's price; with the main key, what the account paid for it and the margin between.
             return {
               sub_account_id: row.key,
               name: sub?.name ?? null,
               external_ref: sub?.externalRef ?? null,
               requests: row.requests,
-              cost_cents: row.cost_cents,
+              cost_cents: nanosToCents(row.priceNanos),
+              ...(request.auth.subAccountId === null && {
+                account_cost_cents: row.cost_cents,
+                margin_cents: nanosToCents(row.priceNanos - row.costNanos),
+              }),
               units: row.units,
               routed_requests: row.routed_requests,
               saved_cents: row.saved_cents,
@@ -118,7 +129,9 @@ export const usageRoutes =
         data: rows.map((row) => ({
           model: row.model,
           requests: Number(row.requests),
-          cost_cents: nanosToCents(BigInt(row.cost_nanos)),
+          cost_cents: nanosToCents(
+            BigInt(request.auth.subAccountId === null ? row.cost_nanos : row.price_nanos),
+          ),
         })),
       };
     });

@@ -1,0 +1,139 @@
+import type { BudgetEvent } from '../../events/budget.ts';
+import type { RequestRecord } from '../../events/request.ts';
+import { type BudgetCommand, binding } from './decide.ts';
+import { refusalNotices, thresholdNotices } from './notices.ts';
+import { chargeBook, pricedTotal, resoldCharge, resoldHold } from './resold.ts';
+import type { BudgetState, Hold } from './state.ts';
+
+// The budget decider's charges: a hold settled at what the provider billed (posted up to the hold, the rest an
+// overrun), and a charge known before serving (a cached answer), each in the account's money and, for a
+// sub-account, in its price (docs/billing.md, Reselling).
+
+/** A settled request's record: its month, and the budget it spent when its own tag is a label beside that. */
+function logRecord(
+  request: RequestRecord,
+  month: string,
+  scopes: { tag: string | null; label?: string },
+  /** What the request was charged in the requester's money, where that is a sub-account's price. */
+  costNanos?: bigint,
+): Extract<BudgetEvent, { type: 'RequestCompleted' }>['data'] {
+  return {
+    ...request,
+    month,
+    ...(scopes.label !== undefined && { budgetTag: scopes.tag }),
+    ...(costNanos !== undefined && { costNanos: costNanos.toString() }),
+  };
+}
+
+/** The label field of a hold or charge: present only when there is one, so events without stay as they were. */
+export function labelOf(label: string | undefined): { label?: string } {
+  return label === undefined ? {} : { label };
+}
+
+export function settle(
+  command: Extract<BudgetCommand, { type: 'Settle' }>,
+  state: BudgetState,
+  carved?: Hold,
+): BudgetEvent[] {
+  if (state.ended.get(command.holdId) === 'settled') return [];
+  // A settle for a hold that was released or expired still charges: the provider billed it.
+  const hold = state.holds.get(command.holdId) ?? carved;
+  const heldNanos = hold?.amountNanos ?? 0n;
+  const chargedNanos = min(command.actualNanos, heldNanos);
+  const scopes = {
+    subAccountId: hold?.subAccountId ?? command.limits.subAccount?.id ?? null,
+    tag: hold?.tag ?? command.limits.tag?.name ?? null,
+    ...labelOf(hold ? hold.label : command.limits.label),
+  };
+  const common = {
+    accountId: state.accountId,
+    month: state.month,
+    holdId: command.holdId,
+    requestId: command.requestId,
+    ...scopes,
+  };
+  const overrun = command.actualNanos - chargedNanos;
+  const book = chargeBook(hold, command.limits);
+  const resold = resoldCharge(scopes.subAccountId, book, command.limits, chargedNanos, overrun);
+  const events: BudgetEvent[] = [
+    {
+      type: 'SpendSettled',
+      data: {
+        ...common,
+        heldNanos: heldNanos.toString(),
+        chargedNanos: chargedNanos.toString(),
+        releasedNanos: (heldNanos - chargedNanos).toString(),
+        charge: command.charge,
+        ...resold.settled,
+      },
+    },
+  ];
+  if (overrun > 0n)
+    events.push({
+      type: 'SpendOverrun',
+      data: { ...common, overrunNanos: overrun.toString(), model: command.charge.model, ...resold.overrun },
+    });
+  const cost =
+    book && scopes.subAccountId ? (command.loggedBeforeNanos ?? 0n) + pricedTotal(events) : undefined;
+  const logged: BudgetEvent[] = command.request
+    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, scopes, cost) }]
+    : [];
+  return [...events, ...thresholdNotices(state, events, command.limits), ...logged];
+}
+
+/**
+ * The hold is granted only when every scope has room for the whole amount (caps apply as to any request), and
+ * settled at once against it, so the charge reads as any other: one hold reserved once and ended once.
+ */
+export function chargeKnown(
+  command: Extract<BudgetCommand, { type: 'Charge' }>,
+  state: BudgetState,
+): BudgetEvent[] {
+  if (state.holds.has(command.holdId) || state.ended.has(command.holdId)) return [];
+  const tightest = binding(state, command.limits);
+  if (command.chargedNanos > 0n && tightest.remainingNanos < command.chargedNanos)
+    return refusalNotices(state, command.limits, tightest);
+  const reserved = {
+    type: 'SpendReserved' as const,
+    data: {
+      accountId: state.accountId,
+      month: state.month,
+      holdId: command.holdId,
+      requestId: command.requestId,
+      amountNanos: command.chargedNanos.toString(),
+      subAccountId: command.limits.subAccount?.id ?? null,
+      tag: command.limits.tag?.name ?? null,
+      expiresAt: command.expiresAt,
+      ...labelOf(command.limits.label),
+      ...resoldHold(command.limits, command.chargedNanos),
+    },
+  };
+  const book = command.limits.subAccount?.price;
+  const resold = resoldCharge(reserved.data.subAccountId, book, command.limits, command.chargedNanos, 0n);
+  const settled: BudgetEvent = {
+    type: 'SpendSettled',
+    data: {
+      accountId: state.accountId,
+      month: state.month,
+      holdId: command.holdId,
+      requestId: command.requestId,
+      subAccountId: reserved.data.subAccountId,
+      tag: reserved.data.tag,
+      ...labelOf(command.limits.label),
+      heldNanos: command.chargedNanos.toString(),
+      chargedNanos: command.chargedNanos.toString(),
+      releasedNanos: '0',
+      charge: command.charge,
+      ...resold.settled,
+    },
+  };
+  const cost = book && reserved.data.subAccountId ? pricedTotal([settled]) : undefined;
+  const logged: BudgetEvent[] = command.request
+    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, reserved.data, cost) }]
+    : [];
+  return [reserved, settled, ...thresholdNotices(state, [settled], command.limits), ...logged];
+}
+
+function min(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
+}
