@@ -121,19 +121,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     options.log(`reporting the live state's position failed: ${String(error)}`),
   );
   await positions.start();
-  // A key's change answers once every running instance applies it: the next request, anywhere, sees it.
-  const keys = new NamedKeys(
-    store,
-    async (keyId) => live.key(keyId),
-    async (checkpoint) => {
-      await live.waitFor(checkpoint);
-      if (!(await allInstancesReached(database.pool, store, checkpoint)))
-        options.log(
-          `an instance has not applied the key change at ${checkpoint} within 5 s; answering anyway`,
-        );
-    },
-    clock,
-  );
+  // A key's or a sub-account's change answers once every running instance applies it: the next request,
+  // anywhere, is decided by it.
+  const everywhere = async (checkpoint: string) => {
+    await live.waitFor(checkpoint);
+    if (!(await allInstancesReached(database.pool, store, checkpoint)))
+      options.log(`an instance has not applied the change at ${checkpoint} within 5 s; answering anyway`);
+  };
+  const keys = new NamedKeys(store, async (keyId) => live.key(keyId), everywhere, clock);
   // One writer per budget stream in the process: spending and the operator's adjustments share it.
   const ledger = new BudgetLedger(store, clock);
   const accounts = new AccountService(
@@ -160,7 +155,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   }
 
   const spending = new Spending(ledger, live, clock, { leases: config.spendLeases });
-  const subAccounts = new SubAccounts(store, live, database.pool, clock);
+  const subAccounts = new SubAccounts(store, live, database.pool, clock, everywhere);
   const limiter = openRateLimiter(config.redisUrl, () => clock().getTime());
   const workers = startWorkers({
     pool: database.pool,
@@ -374,6 +369,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   await registerMcp(app, { config, live, blobs, media, log: options.log });
   await registerDashboard(app, {
     ...{ pool: database.pool, store, live, accounts, subAccounts, replays, evals, webhooks, blobs, chat },
+    keys,
     requestBodies,
     cardTopUps: new CardTopUps(stripeSettings(config.env), accounts),
     projections,

@@ -4,10 +4,11 @@ import type { Sql } from '../../projections/types.ts';
 import type { LiveAccounts } from './live-state.ts';
 
 /**
- * How far each running instance's live state has read the log. A key's revocation or rotation answers only once
- * every instance has applied it, so that the next request, on whichever instance, is refused: each instance
- * reports its position as soon as it applies a key event (and every few seconds besides, as a sign of life), and
- * the instance that appended waits here for every instance heard from lately to reach the event.
+ * How far each running instance's live state has read the log. A key's revocation or rotation, and a sub-account's
+ * change (its cap, price book, allowed models), answers only once every instance has applied it, so that the next
+ * request, on whichever instance, is decided by it: each instance reports its position as soon as it applies an
+ * account or sub-account event (and every few seconds besides, as a sign of life), and the instance that appended
+ * waits here for every instance heard from lately to reach the event.
  */
 const DDL = `CREATE TABLE IF NOT EXISTS live_positions (
   instance_id text PRIMARY KEY,
@@ -37,7 +38,7 @@ export class InstancePositions {
   async start(): Promise<void> {
     await this.sql.query(DDL);
     await this.report();
-    this.unsubscribe = this.live.onKeysChanged(() => void this.report());
+    this.unsubscribe = this.live.onAccountsChanged(() => void this.report());
     this.timer = setInterval(() => void this.report(), REPORT_EVERY_MS);
     this.timer.unref();
   }

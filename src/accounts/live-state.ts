@@ -87,6 +87,7 @@ export class LiveAccounts {
   private snapshotAt = 0;
   private saving: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
+  private readonly accountListeners = new Set<() => void>();
 
   /** With `snapshots`, a start resumes from the latest snapshot and snapshots are taken as the log grows. */
   constructor(
@@ -183,9 +184,11 @@ export class LiveAccounts {
     switch (sorted.category) {
       case 'account':
         this.applyAccount(stored, sorted.event);
+        this.accountsChanged();
         return;
       case 'subaccount':
         this.applySubAccount(stored, sorted.event);
+        this.accountsChanged();
         return;
       // Spending is decided in the budget streams' own writers; nothing here depends on it.
       case 'budget':
@@ -348,6 +351,16 @@ export class LiveAccounts {
   /** Called after a key is issued, revoked or rotated (the instance then reports how far it has read). */
   onKeysChanged(listener: () => void): () => void {
     return this.keys.onChange(listener);
+  }
+
+  /** Calls `listener` after each account or sub-account event is applied: keys, limits, caps, price books. */
+  onAccountsChanged(listener: () => void): () => void {
+    this.accountListeners.add(listener);
+    return () => this.accountListeners.delete(listener);
+  }
+
+  private accountsChanged(): void {
+    for (const listener of this.accountListeners) listener();
   }
 
   /** The keys of an account (its main keys: `subAccountId` null) or of one sub-account that are not revoked, in the log's order. */

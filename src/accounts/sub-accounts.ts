@@ -52,6 +52,9 @@ export class SubAccounts {
     private readonly live: LiveAccounts,
     private readonly sql: Sql,
     private readonly clock: () => Date = () => new Date(),
+    /** Resolves once the change at this checkpoint is in force where requests are decided (every instance). */
+    private readonly settled: (checkpoint: string) => Promise<void> = (checkpoint) =>
+      live.waitFor(checkpoint),
   ) {
     this.commands = new SubAccountCommands(store);
   }
@@ -82,7 +85,7 @@ export class SubAccounts {
       },
       { now: this.clock(), correlationId: requestId },
     );
-    if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
+    if (decision.checkpoint) await this.settled(decision.checkpoint);
     return { ...(await this.get(auth, subAccountId)), key };
   }
 
@@ -135,7 +138,7 @@ export class SubAccounts {
       },
       { now: this.clock(), correlationId: requestId },
     );
-    if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
+    if (decision.checkpoint) await this.settled(decision.checkpoint);
     return this.get(auth, id);
   }
 
@@ -146,7 +149,7 @@ export class SubAccounts {
       { type: 'DeleteSubAccount', accountId: auth.accountId },
       { now: this.clock(), correlationId: requestId },
     );
-    if (decision.checkpoint) await this.live.waitFor(decision.checkpoint);
+    if (decision.checkpoint) await this.settled(decision.checkpoint);
     return { id, object: 'sub_account' as const, deleted: true };
   }
 
