@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { EventStore } from '../../events/store.ts';
 import type { Projection } from '../../projections/types.ts';
 import type { LiveAccounts } from '../accounts/live-state.ts';
+import type { NamedKeys } from '../accounts/named-keys.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { RequestBodies } from '../billing/request-bodies.ts';
@@ -20,9 +21,12 @@ import { layout, navFor, type Page, type Viewer } from './layout.ts';
 import { accountPages } from './pages/account.ts';
 import { adminPages } from './pages/admin.ts';
 import { billingPages } from './pages/billing.ts';
+import { budgetPages } from './pages/budgets.ts';
+import { keyPages } from './pages/keys.ts';
 import { managePages } from './pages/manage.ts';
 import { requestPages } from './pages/requests.ts';
 import { signInPages } from './pages/sign-in.ts';
+import { subAccountPages } from './pages/sub-accounts.ts';
 import { parseCookies, SESSION_COOKIE, Sessions } from './session.ts';
 import { stripeWebhookRoute } from './stripe-webhook.ts';
 
@@ -31,6 +35,8 @@ export interface DashboardDeps {
   store: EventStore;
   live: LiveAccounts;
   accounts: AccountService;
+  /** The API's named keys: issued, rotated and revoked with the wait for every running instance. */
+  keys: NamedKeys;
   subAccounts: SubAccounts;
   replays: ReplayService;
   /** The evals list, where the gateway has evals. */
@@ -169,6 +175,9 @@ export async function registerDashboard(app: FastifyInstance, deps: DashboardDep
     signInPages(scope, context);
     accountPages(scope, context);
     requestPages(scope, context);
+    keyPages(scope, context);
+    subAccountPages(scope, context);
+    budgetPages(scope, context);
     managePages(scope, context);
     billingPages(scope, context);
     adminPages(scope, context);

@@ -94,3 +94,9 @@ ${page.body}
 
 /** The token every form posts back (checked with the session's). */
 export const csrfField = (viewer: Viewer) => html`<input type="hidden" name="_csrf" value="${viewer.csrf}">`;
+
+/** A secret shown the one time it exists (a new key, a rotated signing secret): only its hash is kept. */
+export function shownOnce(label: string | Html, secret: string, id: string): Html {
+  return html`<div class="panel" id="${id}"><p><strong>${label}</strong> It is shown this once: copy it now.</p>
+<div class="secret">${secret}</div></div>`;
+}

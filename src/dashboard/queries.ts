@@ -13,9 +13,18 @@ export type SpendGroup = 'tag' | 'model' | 'sub_account_id';
 export interface SpendLine {
   key: string;
   requests: number;
+  /** What the account paid. */
   cost_nanos: string;
+  /** What the requester was charged: a sub-account's price (docs/billing.md, Reselling), else the cost. */
+  price_nanos: string;
   units: number;
 }
+
+/**
+ * The charges' column a scope sees as its spending: a sub-account's own view is in its price, never in what its
+ * account pays (which would show the account's margin to its customer).
+ */
+const spent = (scope: Scope) => (scope.subAccountId ? 'price_nanos' : 'charged_nanos');
 
 /** One month's charges by tag, model or sub-account, from the `charges` table of the balances read model. */
 export async function spendBy(
@@ -24,24 +33,32 @@ export async function spendBy(
   month: string,
   group: SpendGroup,
 ): Promise<SpendLine[]> {
-  const { rows } = await sql.query<{ key: string; requests: string; cost_nanos: string; units: string }>(
+  const { rows } = await sql.query<{
+    key: string;
+    requests: string;
+    cost_nanos: string;
+    price_nanos: string;
+    units: string;
+  }>(
     `SELECT coalesce(${group}, '') AS key, count(*) FILTER (WHERE kind = 'settled')::text AS requests,
-       sum(charged_nanos)::text AS cost_nanos, coalesce(sum(units), 0)::text AS units
+       sum(charged_nanos)::text AS cost_nanos, sum(price_nanos)::text AS price_nanos,
+       coalesce(sum(units), 0)::text AS units
      FROM charges WHERE account_id = $1 AND month = $2 AND ($3::text IS NULL OR sub_account_id = $3)
-     GROUP BY 1 ORDER BY sum(charged_nanos) DESC, 1`,
+     GROUP BY 1 ORDER BY sum(${spent(scope)}) DESC, 1`,
     [scope.accountId, month, scope.subAccountId],
   );
   return rows.map((r) => ({
     key: r.key,
     requests: Number(r.requests),
     cost_nanos: r.cost_nanos,
+    price_nanos: r.price_nanos,
     units: Number(r.units),
   }));
 }
 
 export async function monthSpend(sql: Sql, scope: Scope, month: string): Promise<bigint> {
   const { rows } = await sql.query<{ total: string | null }>(
-    `SELECT sum(charged_nanos)::text AS total FROM charges
+    `SELECT sum(${spent(scope)})::text AS total FROM charges
      WHERE account_id = $1 AND month = $2 AND ($3::text IS NULL OR sub_account_id = $3)`,
     [scope.accountId, month, scope.subAccountId],
   );
@@ -67,7 +84,7 @@ export async function dailySpend(
   const start = end - (days - 1) * 86_400_000;
   const { rows } = await sql.query<{ day: string; key: string; cost_nanos: string }>(
     `SELECT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, coalesce(${group}, '') AS key,
-       sum(charged_nanos)::text AS cost_nanos
+       sum(${spent(scope)})::text AS cost_nanos
      FROM charges WHERE account_id = $1 AND ($2::text IS NULL OR sub_account_id = $2) AND occurred_at >= $3
      GROUP BY 1, 2`,
     [scope.accountId, scope.subAccountId, new Date(start)],
@@ -171,22 +188,6 @@ export async function latestTopUps(sql: Sql, limit = 50) {
   }>(
     `SELECT account_id, reference, amount_nanos::text, occurred_at FROM top_ups ORDER BY occurred_at DESC LIMIT $1`,
     [limit],
-  );
-  return rows;
-}
-
-export interface KeyLine {
-  key_id: string;
-  key_prefix: string;
-  created_at: Date;
-  revoked_at: Date | null;
-}
-
-export async function mainKeys(sql: Sql, accountId: string): Promise<KeyLine[]> {
-  const { rows } = await sql.query<KeyLine & Record<string, unknown>>(
-    `SELECT key_id, key_prefix, created_at, revoked_at FROM api_keys WHERE account_id = $1 AND sub_account_id IS NULL
-     ORDER BY revoked_at IS NOT NULL, created_at DESC`,
-    [accountId],
   );
   return rows;
 }

@@ -220,6 +220,7 @@ describe('the dashboard, as an account holder', () => {
 
   it('creates a key shown once, which works, and revokes it, after which it does not', async () => {
     await page.goto(`${gateway.url}/dashboard/keys`);
+    await page.fill('#issue-key input[name=name]', 'laptop');
     await page.click('#create-key');
     const key = ((await page.textContent('#new-key .secret')) as string).trim();
     expect(key).toMatch(/^sk-gw-/);
@@ -227,8 +228,8 @@ describe('the dashboard, as an account holder', () => {
     await shot('keys');
     const keyId = ((await page.textContent('#new-key strong')) as string).match(/key_\w+/)?.[0];
     page.once('dialog', (dialog) => dialog.accept());
-    await page.click(`tr[data-key-id="${keyId}"] button`);
-    await page.waitForSelector(`tr[data-key-id="${keyId}"][data-revoked]`);
+    await page.click(`tr[data-key-id="${keyId}"] button.danger`);
+    await page.waitForSelector(`tr[data-key-id="${keyId}"]`, { state: 'detached' });
     expect((await v1('/balance', key)).status).toBe(401);
     expect(await page.locator('#new-key').count()).toBe(0);
   });
@@ -253,12 +254,12 @@ describe('the dashboard, as an account holder', () => {
     const key = ((await page.textContent('#new-sub-account-key .secret')) as string).trim();
     expect((await json(await v1('/balance', key))).cents).toBe(750);
     const row = page.locator('#sub-accounts tr', { hasText: 'Customer Three' });
-    expect(await row.locator('td.num').last().textContent()).toBe('$7.50');
+    expect(await row.locator('td.cap').textContent()).toBe('$7.50');
     await shot('sub-accounts');
     await page.click('a:text("Customer Three")');
-    await page.fill('#edit-sub-account input[name=spend_cap]', '9');
-    await page.click('#edit-sub-account button');
-    await page.waitForSelector('#edit-sub-account input[name=spend_cap][value="9.00"]');
+    await page.fill('#spend-cap input[name=spend_cap]', '9');
+    await page.click('#spend-cap button');
+    await page.waitForSelector('#spend-cap input[name=spend_cap][value="9.00"]');
     expect((await json(await v1('/balance', key))).cents).toBe(900);
     await shot('sub-account');
     page.once('dialog', (dialog) => dialog.accept());

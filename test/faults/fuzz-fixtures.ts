@@ -81,6 +81,8 @@ export function resolve(request: FuzzRequest, gateway: FaultGateway, fixtures: F
     .replace(':id', idFor())
     .replace(':accountId', fixtures.victimAccountId)
     .replace(':keyId', fixtures.victimKeyId)
+    .replace(':key_id', 'key_does_not_exist')
+    .replace(':tag', 'fuzz')
     .replace(':provider', 'openai')
     .replace(':jobId', 'job_does_not_exist')
     .replace(':filename', 'out.png')

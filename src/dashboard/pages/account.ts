@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { monthOf } from '../../../events/budget.ts';
 import { subAccountSpending } from '../../../projections/usage/index.ts';
+import { periodSpending } from '../../accounts/spend-period.ts';
 import { type CsvCell, csvNumber, toCsv } from '../../audit/csv.ts';
 import { nanosToUsd } from '../../audit/decimal.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
@@ -14,12 +15,14 @@ import {
   monthSpend,
   type Scope,
   type SpendGroup,
+  type SpendLine,
   spendBy,
 } from '../queries.ts';
 
 type KeyViewer = Extract<Viewer, { kind: 'account' }>;
 
 const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+const PERIOD = { daily: 'day (UTC)', weekly: 'week (UTC)', monthly: 'month (UTC)' } as const;
 
 export function scopeOf(viewer: KeyViewer): Scope {
   return { accountId: viewer.accountId, subAccountId: viewer.subAccountId };
@@ -38,6 +41,14 @@ const GROUPS: Record<string, { group: SpendGroup; label: string }> = {
   sub_account: { group: 'sub_account_id', label: 'Sub-account' },
   model: { group: 'model', label: 'Model' },
 };
+
+/** What a viewer spent: a sub-account's own view is in its price; the account's, in what the account paid. */
+const spentBy = (viewer: KeyViewer) => (line: SpendLine) =>
+  BigInt(viewer.subAccountId ? line.price_nanos : line.cost_nanos);
+
+/** The account's view by sub-account shows each customer's price beside its cost, and the margin between. */
+const resold = (viewer: KeyViewer, group: SpendGroup) =>
+  viewer.subAccountId === null && group === 'sub_account_id';
 
 function card(label: string, value: Html | string, id: string): Html {
   return html`<div class="card" id="${id}"><div class="label">${label}</div><div class="value">${value}</div></div>`;
@@ -63,16 +74,16 @@ export function accountPages(app: FastifyInstance, ctx: DashboardContext): void 
     if (viewer.subAccountId) {
       const sub = deps.live.subAccount(viewer.subAccountId);
       const cap = sub?.spendCapNanos ?? 0n;
-      const lifetime = (await subAccountSpending(deps.pool, viewer.accountId, viewer.subAccountId)).get(
-        viewer.subAccountId,
-      );
-      const left = cap - (lifetime ?? 0n);
-      headline = card('Left of the spend cap', money(left), 'balance');
+      const holder = deps.live.holder(viewer.keyId);
+      // The cap's current period (for life, or the UTC day, week or month it renews by), in the sub-account's price.
+      const left = holder ? await deps.subAccounts.capLeft(holder) : 0n;
+      const per = sub?.spendCapReset ? ` this ${PERIOD[sub.spendCapReset]}` : '';
+      headline = card(`Left of the spend cap${per}`, money(left), 'balance');
       if (left <= 0n)
-        alerts.push(html`<div class="alert bad">The spend cap of ${usd(cap)} is reached.</div>`);
+        alerts.push(html`<div class="alert bad">The spend cap of ${usd(cap)}${per} is reached.</div>`);
       else if (left * 10n < cap)
         alerts.push(
-          html`<div class="alert warn">Less than 10% of the spend cap of ${usd(cap)} is left.</div>`,
+          html`<div class="alert warn">Less than 10% of the spend cap of ${usd(cap)}${per} is left.</div>`,
         );
     } else {
       const balance = BigInt((await balanceOf(deps.pool, viewer.accountId))?.balance_nanos ?? '0');
@@ -96,13 +107,21 @@ export function accountPages(app: FastifyInstance, ctx: DashboardContext): void 
             html`<div class="alert warn">Tag ${tag} has used ${usd(used)} of its ${usd(cap)} budget this month.</div>`,
           );
       }
-      const lifetime = await subAccountSpending(deps.pool, viewer.accountId);
-      for (const sub of deps.live.subAccountsOf(viewer.accountId)) {
-        if (sub.deleted || sub.spendCapNanos === 0n) continue;
-        const used = lifetime.get(sub.subAccountId) ?? 0n;
+      const subs = deps.live.subAccountsOf(viewer.accountId);
+      const periods = await periodSpending(
+        deps.pool,
+        viewer.accountId,
+        subs,
+        await subAccountSpending(deps.pool, viewer.accountId),
+        now,
+      );
+      for (const sub of subs) {
+        if (sub.spendCapNanos === 0n) continue;
+        const used = periods.get(sub.subAccountId)?.spentNanos ?? 0n;
+        const per = sub.spendCapReset ? ` this ${PERIOD[sub.spendCapReset]}` : '';
         if (used * 100n >= sub.spendCapNanos * 90n)
           alerts.push(
-            html`<div class="alert warn">Sub-account ${sub.name} has spent ${usd(used)} of its ${usd(sub.spendCapNanos)} cap.</div>`,
+            html`<div class="alert warn">Sub-account ${sub.name} has spent ${usd(used)} of its ${usd(sub.spendCapNanos)} cap${per}.</div>`,
           );
       }
     }
@@ -129,7 +148,12 @@ export function accountPages(app: FastifyInstance, ctx: DashboardContext): void 
     const by = typeof q.by === 'string' && q.by in GROUPS ? q.by : 'tag';
     const { group, label } = GROUPS[by] as (typeof GROUPS)[string];
     const lines = await spendBy(deps.pool, scopeOf(viewer), month, group);
-    const total = lines.reduce((sum, l) => sum + BigInt(l.cost_nanos), 0n);
+    const spent = spentBy(viewer);
+    const margins = resold(viewer, group);
+    const total = lines.reduce(
+      (sum, l) => ({ spent: sum.spent + spent(l), price: sum.price + BigInt(l.price_nanos) }),
+      { spent: 0n, price: 0n },
+    );
     const tabs = Object.entries(GROUPS)
       .filter(([key]) => !(viewer.subAccountId && key === 'sub_account'))
       .map(
@@ -154,12 +178,24 @@ export function accountPages(app: FastifyInstance, ctx: DashboardContext): void 
 </form>
 <div class="tabs">${tabs}</div>
 <table id="usage">
-<thead><tr><th>${label}</th><th class="num">Requests</th><th class="num">Units</th><th class="num">Cost</th></tr></thead>
+<thead><tr><th>${label}</th><th class="num">Requests</th><th class="num">Units</th>${
+        margins
+          ? html`<th class="num">Price (the customer's)</th><th class="num">Cost (the account's)</th><th class="num">Margin</th>`
+          : html`<th class="num">Cost</th>`
+      }</tr></thead>
 <tbody>${lines.map(
         (l) =>
-          html`<tr><td>${name(l.key)}</td><td class="num">${l.requests}</td><td class="num">${l.units}</td><td class="num">${money(l.cost_nanos)}</td></tr>`,
+          html`<tr${margins ? html` data-sub-account-id="${l.key}"` : ''}><td>${name(l.key)}</td><td class="num">${l.requests}</td><td class="num">${l.units}</td>${
+            margins
+              ? html`<td class="num price">${money(l.price_nanos)}</td><td class="num cost">${money(l.cost_nanos)}</td><td class="num margin">${money(BigInt(l.price_nanos) - spent(l))}</td>`
+              : html`<td class="num">${money(spent(l))}</td>`
+          }</tr>`,
       )}</tbody>
-<tfoot><tr><th>Total</th><th></th><th></th><th class="num">${money(total)}</th></tr></tfoot>
+<tfoot><tr><th>Total</th><th></th><th></th>${
+        margins
+          ? html`<th class="num">${money(total.price)}</th><th class="num">${money(total.spent)}</th><th class="num">${money(total.price - total.spent)}</th>`
+          : html`<th class="num">${money(total.spent)}</th>`
+      }</tr></tfoot>
 </table>
 ${lines.length === 0 ? html`<p class="muted">No charges in ${month}.</p>` : ''}`,
     });
@@ -172,16 +208,27 @@ ${lines.length === 0 ? html`<p class="muted">No charges in ${month}.</p>` : ''}`
     const by = typeof q.by === 'string' && q.by in GROUPS ? q.by : 'tag';
     const { group } = GROUPS[by] as (typeof GROUPS)[string];
     const lines = await spendBy(deps.pool, scopeOf(viewer), month, group);
+    const spent = spentBy(viewer);
+    const margins = resold(viewer, group);
+    // Exact to the nano-dollar (nine places), for spreadsheets.
+    const amount = (nanos: bigint) => [csvNumber(nanos), csvNumber(nanosToUsd(nanos))];
     const rows: CsvCell[][] = [
-      ['month', by, 'requests', 'units', 'cost_nanos', 'cost_usd'],
+      [
+        'month',
+        by,
+        'requests',
+        'units',
+        'cost_nanos',
+        'cost_usd',
+        ...(margins ? ['price_nanos', 'price_usd', 'margin_nanos', 'margin_usd'] : []),
+      ],
       ...lines.map((l) => [
         month,
         l.key,
         csvNumber(l.requests),
         csvNumber(l.units),
-        csvNumber(l.cost_nanos),
-        // Exact to the nano-dollar (nine places), for spreadsheets.
-        csvNumber(nanosToUsd(BigInt(l.cost_nanos))),
+        ...amount(spent(l)),
+        ...(margins ? [...amount(BigInt(l.price_nanos)), ...amount(BigInt(l.price_nanos) - spent(l))] : []),
       ]),
     ];
     reply

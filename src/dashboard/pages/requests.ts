@@ -105,15 +105,8 @@ ${rows.length > filter.limit ? html`<p><a href="/dashboard/requests?${keep.toStr
       );
       if (!logged) throw new RequestRefused('not_found', `No request ${request.params.id}`);
       const bodies = await loggedBodies({ sql: deps.pool, blobs: deps.blobs }, logged);
-      const { rows: charges } = await deps.pool.query<{
-        kind: string;
-        charged_nanos: string;
-        pass_through_nanos: string | null;
-        fee_nanos: string | null;
-        lines: unknown;
-        occurred_at: Date;
-      }>(
-        `SELECT kind, charged_nanos::text, pass_through_nanos::text, fee_nanos::text, lines, occurred_at
+      const { rows: charges } = await deps.pool.query<ChargeRow & { occurred_at: Date }>(
+        `SELECT kind, charged_nanos::text, price_nanos::text, pass_through_nanos::text, fee_nanos::text, lines, occurred_at
          FROM charges WHERE account_id = $1 AND request_id = $2 ORDER BY occurred_at`,
         [viewer.accountId, logged.requestId],
       );
@@ -148,10 +141,7 @@ ${logged.status >= 400 ? html`<tr><th>Refused</th><td id="request-error">${logge
 ${
   charges.length === 0
     ? html`<p class="muted">Nothing was charged.</p>`
-    : html`<table id="charge"><thead><tr><th>Kind</th><th class="num">Pass-through</th><th class="num">Fee</th><th class="num">Charged</th><th>Lines</th></tr></thead><tbody>${charges.map(
-        (c) =>
-          html`<tr><td>${c.kind}</td><td class="num">${c.pass_through_nanos ? cents(c.pass_through_nanos) : ''}</td><td class="num">${c.fee_nanos ? cents(c.fee_nanos) : ''}</td><td class="num">${cents(c.charged_nanos)}</td><td><code>${JSON.stringify(c.lines)}</code></td></tr>`,
-      )}</tbody></table>`
+    : chargeTable(charges, viewer.subAccountId !== null, logged.subAccountId !== null)
 }
 ${
   replayable
@@ -202,4 +192,35 @@ ${bodies ? html`<pre id="response-body">${JSON.stringify(bodies.response, null, 
       return reply.redirect(`/dashboard/replays?created=${encodeURIComponent(replay.id)}`, 303);
     },
   );
+}
+
+interface ChargeRow {
+  kind: string;
+  charged_nanos: string;
+  price_nanos: string;
+  pass_through_nanos: string | null;
+  fee_nanos: string | null;
+  lines: unknown;
+}
+
+/**
+ * A request's charges. A sub-account sees what it was charged, in its price, and nothing of what its account pays
+ * (the lines and the fee would show the account's margin); the account sees its cost and, for a customer's
+ * request, the customer's price and the margin.
+ */
+function chargeTable(charges: ChargeRow[], customerView: boolean, resold: boolean) {
+  if (customerView)
+    return html`<table id="charge"><thead><tr><th>Kind</th><th class="num">Charged</th></tr></thead><tbody>${charges.map(
+      (c) => html`<tr><td>${c.kind}</td><td class="num">${cents(c.price_nanos)}</td></tr>`,
+    )}</tbody></table>`;
+  return html`<table id="charge"><thead><tr><th>Kind</th><th class="num">Pass-through</th><th class="num">Fee</th><th class="num">Charged</th>${
+    resold ? html`<th class="num">Customer's price</th><th class="num">Margin</th>` : ''
+  }<th>Lines</th></tr></thead><tbody>${charges.map(
+    (c) =>
+      html`<tr><td>${c.kind}</td><td class="num">${c.pass_through_nanos ? cents(c.pass_through_nanos) : ''}</td><td class="num">${c.fee_nanos ? cents(c.fee_nanos) : ''}</td><td class="num">${cents(c.charged_nanos)}</td>${
+        resold
+          ? html`<td class="num">${cents(c.price_nanos)}</td><td class="num">${cents(BigInt(c.price_nanos) - BigInt(c.charged_nanos))}</td>`
+          : ''
+      }<td><code>${JSON.stringify(c.lines)}</code></td></tr>`,
+  )}</tbody></table>`;
 }

@@ -23,7 +23,8 @@ const ModelPattern = z
   .max(200)
   .regex(/^[A-Za-z0-9._:/@*-]+$/, 'a model id or a pattern of one, with * for any run of characters');
 
-const Settings = z.object({
+/** A sub-account's settings as `POST /v1/sub-accounts` takes them (the dashboard checks its forms with it too). */
+export const Settings = z.object({
   name: z.string().trim().min(1).max(200),
   spend_cap_cents: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   external_ref: z.string().max(200).nullable().optional(),
