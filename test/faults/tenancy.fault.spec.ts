@@ -348,8 +348,11 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
       if (viewer.main) lists.push('/v1/sub-accounts');
       for (const list of lists) {
         const answer = await call(viewer.key, 'GET', list);
+        // The request log keeps the viewer's own refused tries, whose error message repeats the id it sent (as a
+        // missing id's does): an echo of its own input, not another scope's data.
+        const text = list.startsWith('/v1/requests') ? withoutErrorMessages(answer.json) : answer.text;
         for (const id of foreign(viewer))
-          if (answer.text.includes(id)) listLeaks.push(`${viewer.name} ${list} shows ${id}`);
+          if (text.includes(id)) listLeaks.push(`${viewer.name} ${list} shows ${id}`);
       }
     }
 
@@ -443,3 +446,8 @@ describe('tenancy: four scopes, every resource, every route, with the others’ 
     expect(served).toEqual([]);
   });
 });
+
+function withoutErrorMessages(listing: unknown): string {
+  const rows = (listing as { data?: Record<string, unknown>[] }).data ?? [];
+  return JSON.stringify(rows.map(({ error_message: _, ...row }) => row));
+}
