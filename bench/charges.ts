@@ -1,7 +1,8 @@
 /**
  * The billing check: every request the gateway answered 200 has exactly one settled charge in its read model
- * (`charges`, kind 'settled'), matched by the X-Request-Id the bench sent. Projections run behind the
- * requests, so it polls until every answered request is there or the count stops moving.
+ * (`charges`, kind 'settled'), matched by the X-Request-Id the bench sent: a charge names the gateway's own id of
+ * the request, and the request log keeps the client's beside it. Projections run behind the requests, so it polls
+ * until every answered request is there or the count stops moving.
  */
 import pg from 'pg';
 import type { Ledger } from './load.ts';
@@ -36,7 +37,9 @@ export async function checkCharges(
   try {
     const count = async () => {
       const { rows } = await client.query<{ n: string }>(
-        `SELECT count(*) AS n FROM "${where.schema}".charges WHERE kind = 'settled' AND request_id LIKE $1`,
+        `SELECT count(*) AS n FROM "${where.schema}".charges c JOIN "${where.schema}".request_log r
+           ON r.request_id = c.request_id
+         WHERE c.kind = 'settled' AND r.client_request_id LIKE $1`,
         [`${ledger.prefix}%`],
       );
       return Number(rows[0]?.n ?? 0);
@@ -56,8 +59,9 @@ export async function checkCharges(
     }
     const catchUpSeconds = (Date.now() - started) / 1000;
     const { rows } = await client.query<{ request_id: string; n: string }>(
-      `SELECT request_id, count(*) AS n FROM "${where.schema}".charges
-       WHERE kind = 'settled' AND request_id LIKE $1 GROUP BY request_id`,
+      `SELECT r.client_request_id AS request_id, count(*) AS n FROM "${where.schema}".charges c
+         JOIN "${where.schema}".request_log r ON r.request_id = c.request_id
+       WHERE c.kind = 'settled' AND r.client_request_id LIKE $1 GROUP BY r.client_request_id`,
       [`${ledger.prefix}%`],
     );
     const charged = new Map(rows.map((r) => [r.request_id, Number(r.n)]));

@@ -1,6 +1,6 @@
 /**
  * The bench's child processes: starting them with their output drained, stopping them (SIGTERM, then SIGKILL),
- * stopping every one still running when the bench ends or fails, and sampling the memory of process trees.
+ * stopping every one still running when the bench ends or fails, walking process trees and sampling their memory.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -163,6 +163,19 @@ export function childrenOf(pid: number): number[] {
     } catch {}
   }
   return out;
+}
+
+/** Every process of the trees under `roots`, roots included. */
+export function treeOf(roots: number[]): number[] {
+  const seen = new Set<number>();
+  const todo = [...roots];
+  while (todo.length > 0) {
+    const pid = todo.pop() as number;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    todo.push(...childrenOf(pid));
+  }
+  return [...seen];
 }
 
 function readTasks(pid: number): string[] {

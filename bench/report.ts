@@ -3,6 +3,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CacheStep, IndexMicro } from './cache.ts';
 import type { ChargeCheck } from './charges.ts';
+import { cpuMsPerRequest, type StepCost } from './cost.ts';
+import { costRows, goalRows, isGateway, judged } from './goals.ts';
 import type { ClosedLoopResult, OpenLoopResult, Percentiles } from './load.ts';
 import type { MemoryPeaks } from './procs.ts';
 import type { RouterMicro, RoutingStep } from './routing.ts';
@@ -12,6 +14,8 @@ export interface TargetResult {
   id: string;
   label: string;
   saturation: ClosedLoopResult[];
+  /** What each saturation step cost: CPU, and at 16 connections PostgreSQL's row writes (bench/cost.ts). */
+  cost?: StepCost[];
   open: OpenLoopResult[];
   stream: OpenLoopResult;
   /** Requests sent to this target in all, warm-up included. */
@@ -94,10 +98,49 @@ function withAdded(result: BenchResult) {
             ]),
         )
       : undefined,
+    perRequest: Object.fromEntries(result.targets.map((t) => [t.id, perRequest(t)])),
+    judged: judged(result),
   };
 }
 
 const round = (v: number) => Math.round(v * 1000) / 1000;
+
+/** Each saturation step's cost divided by its requests answered 200: CPU ms, and PostgreSQL's rows and events. */
+function perRequest(t: TargetResult) {
+  return Object.fromEntries(
+    (t.cost ?? []).map((c) => {
+      const per = (v: number) => (c.ok > 0 ? round(v / c.ok) : undefined);
+      const cpu = (part: 'target' | 'postgres' | 'other' | 'total') => {
+        const v = cpuMsPerRequest(c, part);
+        return v === undefined ? undefined : round(v);
+      };
+      return [
+        c.connections,
+        {
+          cpuMs: {
+            target: cpu('target'),
+            postgres: cpu('postgres'),
+            other: cpu('other'),
+            total: cpu('total'),
+          },
+          ...(c.writes && {
+            pgRowWrites: per(c.writes.inserted + c.writes.updated + c.writes.deleted),
+            pgInserts: per(c.writes.inserted),
+            pgUpdates: per(c.writes.updated),
+            pgDeletes: per(c.writes.deleted),
+            pgRowWritesByTable: Object.fromEntries(
+              Object.entries(c.writes.byTable).map(([name, d]) => [
+                name,
+                per(d.inserted + d.updated + d.deleted),
+              ]),
+            ),
+          }),
+          ...(c.eventsAppended !== undefined && { eventsAppended: per(c.eventsAppended) }),
+        },
+      ];
+    }),
+  );
+}
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -226,6 +269,16 @@ export function printReport(result: BenchResult): void {
     ]),
   );
 
+  if (targets.some((t) => t.cost)) {
+    out.push(
+      '',
+      'Cost per request answered 200 in the saturation steps: PostgreSQL row writes (pg_stat_user_tables) and ' +
+        'events appended; CPU ms (user + system, /proc) of the process tree (and its services) until the ' +
+        'projections caught up',
+    );
+    out.push(table(header('per request'), costRows(targets)));
+  }
+
   out.push('', 'Billing: every request answered 200 has exactly one settled charge in the read model');
   out.push(
     table(header('billing'), [
@@ -245,7 +298,7 @@ export function printReport(result: BenchResult): void {
 
   const goals = goalRows(result);
   if (goals.length > 0) {
-    out.push('', 'Targets (gateway configurations)');
+    out.push('', "Targets (issue 33), gateway configurations beside Portkey's gateway");
     out.push(table(['target', ...targets.filter(isGateway).map((t) => t.label)], goals));
   }
 
@@ -258,110 +311,4 @@ export function printReport(result: BenchResult): void {
       `load generator in the same process as the bench, on the same cores as the targets; commit ${result.source}.`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
-}
-
-const isGateway = (t: TargetResult) => t.id.startsWith('gateway');
-
-/**
- * The WAL flush time to hold added latency to, in ms: the sequential durable append's p50 measured by
- * `npm run bench:append` on the same machine, given as BENCH_FLUSH_MS.
- */
-function flushMs(): number | undefined {
-  const given = Number(process.env.BENCH_FLUSH_MS);
-  return Number.isFinite(given) && given > 0 ? given : undefined;
-}
-
-function goalRows(result: BenchResult): string[][] {
-  const targets = result.targets;
-  const gateways = targets.filter(isGateway);
-  const direct = targets.find((t) => t.id === 'direct');
-  const peer = targets.find((t) => t.id === 'portkey');
-  if (gateways.length === 0) return [];
-  const best = (t: TargetResult) => Math.max(0, ...t.saturation.map((x) => x.rps));
-  const at = (t: TargetResult, connections: number) =>
-    t.saturation.find((x) => x.connections === connections)?.rps;
-  const verdict = (ok: boolean | undefined, text: string) =>
-    ok === undefined ? '-' : `${ok ? 'met' : 'NOT met'}: ${text}`;
-  const addedP50 = (t: TargetResult, rate: number) => {
-    const i = t.open.findIndex((o) => o.rate === rate);
-    const mine = t.open[i]?.latencyMs?.p50;
-    const base = direct?.open[i]?.latencyMs?.p50;
-    return i < 0 || mine === undefined || base === undefined
-      ? undefined
-      : { added: mine - base, keptUp: t.open[i]?.keptUp ?? false };
-  };
-  const flush = flushMs();
-  const latencyRow = (rate: number) => [
-    `added p50 at ${rate}/s ≤ Portkey's and ≤ flush${flush === undefined ? '' : ` (${flush} ms)`} + 1 ms`,
-    ...gateways.map((t) => {
-      const mine = addedP50(t, rate);
-      const theirs = peer ? addedP50(peer, rate) : undefined;
-      if (!mine) return '-';
-      const vsPeer = theirs === undefined ? undefined : mine.added <= theirs.added;
-      const vsFlush = flush === undefined ? undefined : mine.added <= flush + 1;
-      const ok = mine.keptUp && vsPeer !== false && vsFlush !== false && (vsPeer ?? vsFlush) !== undefined;
-      const against = [
-        theirs === undefined ? '' : `Portkey ${plus(theirs.added)}`,
-        flush === undefined ? 'flush not given (BENCH_FLUSH_MS)' : `bound ${plus(flush + 1)}`,
-      ].filter(Boolean);
-      return verdict(ok, `${plus(mine.added)} ms (${against.join(', ')})`);
-    }),
-  ];
-  return [
-    [
-      "one connection ≥ Portkey's requests/s",
-      ...gateways.map((t) => {
-        const mine = at(t, 1);
-        const theirs = peer ? at(peer, 1) : undefined;
-        if (mine === undefined || !theirs) return '-';
-        return verdict(
-          mine >= theirs,
-          `${thousands(mine)} vs ${thousands(theirs)} (${(mine / theirs).toFixed(2)}×)`,
-        );
-      }),
-    ],
-    latencyRow(100),
-    latencyRow(500),
-    [
-      'streamed first byte: added p50 ≤ 1 ms',
-      ...gateways.map((t) => {
-        const mine = t.stream.firstByteMs?.p50;
-        const base = direct?.stream.firstByteMs?.p50;
-        if (mine === undefined || base === undefined) return '-';
-        return verdict(mine - base <= 1, `${plus(mine - base)} ms`);
-      }),
-    ],
-    [
-      "64 connections ≥ 3× Portkey's best step",
-      ...gateways.map((t) => {
-        const mine = at(t, 64);
-        if (mine === undefined || !peer || best(peer) === 0) return '-';
-        const ratio = mine / best(peer);
-        return verdict(ratio >= 3, `${ratio.toFixed(1)}×`);
-      }),
-    ],
-    [
-      'peak PSS ≤ 250 MB (gateway + its PG)',
-      ...gateways.map((t) => {
-        // The embedded configuration's tree holds its PostgreSQL; the external one's PostgreSQL is separate.
-        const pss = t.memory.peakPssBytes + (t.servicesMemory?.peakPssBytes ?? 0);
-        return verdict(pss <= 250 * 2 ** 20, `${mb(pss)}`);
-      }),
-    ],
-    [
-      'node alone idle ≤ 120 MB',
-      ...gateways.map((t) => verdict(t.idleRootRssBytes <= 120 * 2 ** 20, mb(t.idleRootRssBytes))),
-    ],
-    [
-      'billing: every 200 charged once',
-      ...gateways.map((t) =>
-        t.charges
-          ? verdict(
-              t.charges.passed,
-              `${thousands(t.charges.chargedOnce)} of ${thousands(t.charges.answered200)}`,
-            )
-          : '-',
-      ),
-    ],
-  ];
 }

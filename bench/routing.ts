@@ -42,6 +42,9 @@ async function perCallUs(batches: number, size: number, run: () => unknown): Pro
   return Math.round(median(times) * 10) / 10;
 }
 
+/** The key holder the in-process router measures ask for (a top-level account). */
+const BENCH_HOLDER = { accountId: 'acct_bench', subAccountId: null };
+
 export async function routerMicro(): Promise<RouterMicro> {
   const env = { OPENAI_API_KEY: 'b', ANTHROPIC_API_KEY: 'b', GOOGLE_API_KEY: 'b' };
   const router = new Router({ catalog: buildCatalog(), env, health: new ProviderHealth() });
@@ -54,7 +57,7 @@ export async function routerMicro(): Promise<RouterMicro> {
       { role: 'user', content: short },
     ],
   } as ChatCompletionRequest;
-  const ask = await routeAsk('acct_bench', 'auto', 'auto', body);
+  const ask = await routeAsk(BENCH_HOLDER, 'auto', 'auto', body);
   const decision = await router.route(ask, { remember: false });
   return {
     complexityShortUs: await perCallUs(9, 5000, () =>
@@ -64,7 +67,7 @@ export async function routerMicro(): Promise<RouterMicro> {
     decisionUs: await perCallUs(9, 1000, () => router.route(ask, { remember: false })),
     countAndDecisionUs: await perCallUs(9, 500, async () =>
       // A fresh body each time: a body's count is kept with it.
-      router.route(await routeAsk('acct_bench', 'auto', 'auto', { ...body, messages: [...body.messages] }), {
+      router.route(await routeAsk(BENCH_HOLDER, 'auto', 'auto', { ...body, messages: [...body.messages] }), {
         remember: false,
       }),
     ),

@@ -7,6 +7,7 @@ import { cpus, freemem, release, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { cacheStep, indexMicro } from './cache.ts';
 import { type ChargeCheck, checkCharges } from './charges.ts';
+import { costedStep, describeCost, PgProbe, type StepCost } from './cost.ts';
 import {
   type ClosedLoopResult,
   closedLoop,
@@ -57,6 +58,11 @@ export const settings = {
   streamChunkMs: num('BENCH_STREAM_CHUNK_MS', 0),
   chargeWaitSeconds: num('BENCH_CHARGE_WAIT_SECONDS', 120),
   /**
+   * How long to wait, once the projections have caught up, before reading PostgreSQL's row counters: an idle
+   * backend flushes its counts 10 s after its last transaction (bench/cost.ts).
+   */
+  pgSettleSeconds: num('BENCH_PG_SETTLE_SECONDS', 11),
+  /**
    * Rest after start-up before the idle memory is read. V8 gives back the young generation that start-up grew
    * (16 MB a semi-space) only when its memory reducer runs, 8 s after the last full collection once allocation
    * has stopped: 13-19 s after the gateway's start on this VM.
@@ -91,7 +97,9 @@ async function measure(
   spec: TargetSpec,
   target: RunningTarget,
   ledger: Ledger,
-): Promise<Pick<TargetResult, 'id' | 'label' | 'saturation' | 'open' | 'stream' | 'routing' | 'cache'>> {
+): Promise<
+  Pick<TargetResult, 'id' | 'label' | 'saturation' | 'cost' | 'open' | 'stream' | 'routing' | 'cache'>
+> {
   const tag = `[${spec.id}]`;
   const endpoint: Endpoint = target.endpoint;
   // Refuse to measure a target that does not answer (a misconfiguration would otherwise look like a number).
@@ -163,14 +171,30 @@ async function measure(
   await sleep(settings.pauseSeconds);
 
   const saturation: ClosedLoopResult[] = [];
-  for (const connections of settings.connections) {
-    const result = await closedLoop(endpoint, JSON_BODY, connections, settings.seconds, ledger);
-    saturation.push(result);
-    log(
-      `${tag} ${connections} connection${connections === 1 ? '' : 's'}: ${result.rps.toFixed(0)} req/s` +
-        `${result.errors ? ` (${result.errors} errors: ${JSON.stringify(result.failures)})` : ''}`,
-    );
-    await sleep(settings.pauseSeconds);
+  const cost: StepCost[] = [];
+  // On gateway targets: PostgreSQL's counters, its event log and the projections' checkpoints (bench/cost.ts).
+  const pgProbe = target.charges ? await PgProbe.open(await target.charges()) : undefined;
+  try {
+    for (const connections of settings.connections) {
+      const step = await costedStep(
+        target,
+        pgProbe,
+        connections,
+        { settleSeconds: settings.pgSettleSeconds, catchUpSeconds: settings.chargeWaitSeconds },
+        () => closedLoop(endpoint, JSON_BODY, connections, settings.seconds, ledger),
+      );
+      const result = step.result;
+      saturation.push(result);
+      cost.push(step.cost);
+      log(
+        `${tag} ${connections} connection${connections === 1 ? '' : 's'}: ${result.rps.toFixed(0)} req/s` +
+          `${result.errors ? ` (${result.errors} errors: ${JSON.stringify(result.failures)})` : ''}; ` +
+          describeCost(step.cost),
+      );
+      await sleep(settings.pauseSeconds);
+    }
+  } finally {
+    await pgProbe?.close();
   }
   const routing =
     spec.id.startsWith('gateway') && settings.routingSeconds > 0
@@ -201,6 +225,7 @@ async function measure(
     id: spec.id,
     label: spec.label,
     saturation,
+    cost,
     open,
     stream,
     ...(routing && { routing }),

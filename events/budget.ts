@@ -123,6 +123,21 @@ export const SpendSettled = z.object({
   /** The price book the charge was priced at (a sub-account's, from its hold). */
   markupBasisPoints: z.number().int().min(0).optional(),
   priceBookRevision: z.number().int().min(0).optional(),
+  /**
+   * The hold this settlement ends, when it was never stored on its own: carved in memory from a spend lease, or a
+   * charge known before serving (a cached answer). Its fields beyond the settlement's own; it stands for the hold's
+   * `SpendReserved` (amount `heldNanos`), decided just before the settlement (events/logical.ts).
+   */
+  reserved: Hold.pick({
+    expiresAt: true,
+    leaseId: true,
+    priceNanos: true,
+    markupBasisPoints: true,
+    priceBookRevision: true,
+    day: true,
+  }).optional(),
+  /** The request's record, stored with its settlement: it stands for the request's `RequestCompleted`. */
+  request: RequestCompleted.optional(),
 });
 
 /** Cost beyond the hold that the provider billed anyway: charged, never dropped, and it blocks the scope. */

@@ -22,6 +22,18 @@ export interface Projection {
   tables: Record<string, (table: string) => string>;
   canHandle: readonly EventType[];
   evolve(sql: Sql, tables: Record<string, string>, event: GatewayEvent, stored: StoredEvent): Promise<void>;
+  /**
+   * Folds a run of events (those it handles, in log order) at once, when present: a counter touched by many events
+   * of the run is then written once. The tables must come out the same as folding each event on its own, for any
+   * split of the log into runs, and folding an event again must change nothing.
+   */
+  evolveRun?(sql: Sql, tables: Record<string, string>, items: readonly Folded[]): Promise<void>;
+}
+
+/** A logical event of a run and the stored event it came from (several logical events may share one). */
+export interface Folded {
+  event: GatewayEvent;
+  stored: StoredEvent;
 }
 
 /** Physical names for live tables: the logical names themselves. */

@@ -1,9 +1,9 @@
-import type { BudgetEvent } from '../../events/budget.ts';
+import type { BudgetEvent, HoldData } from '../../events/budget.ts';
 import type { RequestRecord } from '../../events/request.ts';
 import { type BudgetCommand, binding } from './decide.ts';
 import { refusalNotices, thresholdNotices } from './notices.ts';
 import { chargeBook, pricedTotal, resoldCharge, resoldHold } from './resold.ts';
-import type { BudgetState, Hold } from './state.ts';
+import { type BudgetState, toHold } from './state.ts';
 
 // The budget decider's charges: a hold settled at what the provider billed (posted up to the hold, the rest an
 // overrun), and a charge known before serving (a cached answer), each in the account's money and, for a
@@ -30,14 +30,18 @@ export function labelOf(label: string | undefined): { label?: string } {
   return label === undefined ? {} : { label };
 }
 
+/**
+ * Settles a hold. `carved` is a hold carved from a lease that was never stored: the settlement carries it
+ * (`reserved`), and the request's record, so that the served request is one event.
+ */
 export function settle(
   command: Extract<BudgetCommand, { type: 'Settle' }>,
   state: BudgetState,
-  carved?: Hold,
+  carved?: HoldData,
 ): BudgetEvent[] {
   if (state.ended.get(command.holdId) === 'settled') return [];
   // A settle for a hold that was released or expired still charges: the provider billed it.
-  const hold = state.holds.get(command.holdId) ?? carved;
+  const hold = state.holds.get(command.holdId) ?? (carved && toHold(carved));
   const heldNanos = hold?.amountNanos ?? 0n;
   const chargedNanos = min(command.actualNanos, heldNanos);
   const scopes = {
@@ -65,6 +69,7 @@ export function settle(
         releasedNanos: (heldNanos - chargedNanos).toString(),
         charge: command.charge,
         ...resold.settled,
+        ...(carved && { reserved: reservedPart(carved) }),
       },
     },
   ];
@@ -75,11 +80,25 @@ export function settle(
     });
   const cost =
     book && scopes.subAccountId ? (command.loggedBeforeNanos ?? 0n) + pricedTotal(events) : undefined;
-  const logged: BudgetEvent[] = command.request
-    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, scopes, cost) }]
-    : [];
-  return [...events, ...thresholdNotices(state, events, command.limits), ...logged];
+  const settled = events[0] as Extract<BudgetEvent, { type: 'SpendSettled' }>;
+  if (command.request) settled.data.request = logRecord(command.request, state.month, scopes, cost);
+  return [...events, ...thresholdNotices(state, events, command.limits)];
 }
+
+/** A hold's fields beyond those of the settlement that carries it. */
+function reservedPart(hold: HoldData): NonNullable<SettledData['reserved']> {
+  const { expiresAt, leaseId, priceNanos, markupBasisPoints, priceBookRevision, day } = hold;
+  return {
+    expiresAt,
+    ...(leaseId !== undefined && { leaseId }),
+    ...(priceNanos !== undefined && { priceNanos }),
+    ...(markupBasisPoints !== undefined && { markupBasisPoints }),
+    ...(priceBookRevision !== undefined && { priceBookRevision }),
+    ...(day !== undefined && { day }),
+  };
+}
+
+type SettledData = Extract<BudgetEvent, { type: 'SpendSettled' }>['data'];
 
 /**
  * The hold is granted only when every scope has room for the whole amount (caps apply as to any request), and
@@ -110,7 +129,7 @@ export function chargeKnown(
   };
   const book = command.limits.subAccount?.price;
   const resold = resoldCharge(reserved.data.subAccountId, book, command.limits, command.chargedNanos, 0n);
-  const settled: BudgetEvent = {
+  const settled: Extract<BudgetEvent, { type: 'SpendSettled' }> = {
     type: 'SpendSettled',
     data: {
       accountId: state.accountId,
@@ -128,10 +147,10 @@ export function chargeKnown(
     },
   };
   const cost = book && reserved.data.subAccountId ? pricedTotal([settled]) : undefined;
-  const logged: BudgetEvent[] = command.request
-    ? [{ type: 'RequestCompleted', data: logRecord(command.request, state.month, reserved.data, cost) }]
-    : [];
-  return [reserved, settled, ...thresholdNotices(state, [settled], command.limits), ...logged];
+  // One event: the settlement carries its hold and the request's record (events/logical.ts).
+  settled.data.reserved = reservedPart(reserved.data);
+  if (command.request) settled.data.request = logRecord(command.request, state.month, reserved.data, cost);
+  return [settled, ...thresholdNotices(state, [settled], command.limits)];
 }
 
 function min(a: bigint, b: bigint): bigint {

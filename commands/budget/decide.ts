@@ -225,28 +225,7 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
       if (state.holds.has(command.holdId) || state.ended.has(command.holdId)) return [];
       const carved = carve(command, state);
       if (carved) return [carved];
-      const tightest = binding(state, command.limits);
-      // A call that cannot cost anything (a free model) is held at zero whatever the caps say.
-      const granted = command.maxNanos === 0n ? 0n : min(command.maxNanos, tightest.remainingNanos);
-      const refused = command.maxNanos > 0n && (granted < command.minNanos || granted <= 0n);
-      if (refused) return refusalNotices(state, command.limits, tightest);
-      return [
-        {
-          type: 'SpendReserved',
-          data: {
-            accountId: state.accountId,
-            month: state.month,
-            holdId: command.holdId,
-            requestId: command.requestId,
-            amountNanos: granted.toString(),
-            subAccountId: command.limits.subAccount?.id ?? null,
-            tag: command.limits.tag?.name ?? null,
-            expiresAt: command.expiresAt,
-            ...labelOf(command.limits.label),
-            ...resoldHold(command.limits, granted),
-          },
-        },
-      ];
+      return reserveAlone(command, state);
     }
     case 'Lease': {
       requireOpen(state);
@@ -277,9 +256,13 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
     case 'Settle': {
       requireOpen(state);
       const unseen = !state.holds.has(command.holdId) && !state.ended.has(command.holdId);
-      const carved = command.carve && unseen ? carve(command.carve, state) : undefined;
-      if (carved?.type !== 'SpendReserved') return settle(command, state);
-      return [carved, ...settle(command, state, toHold(carved.data))];
+      if (!command.carve || !unseen) return settle(command, state);
+      // Its carve, decided now; a lease that can no longer cover it (gone, or short) leaves it to be held on its own,
+      // as a reservation's carve is, and only a hold the scopes refuse too is charged as an overrun of none.
+      const carved =
+        carve(command.carve, state) ??
+        reserveAlone(command.carve, state).find((e) => e.type === 'SpendReserved');
+      return carved?.type === 'SpendReserved' ? settle(command, state, carved.data) : settle(command, state);
     }
     case 'Charge':
       requireOpen(state);
@@ -329,6 +312,32 @@ function carriedAdjustments(
       ]),
     ),
   };
+}
+
+/** A hold decided on its own against every scope: as much as they allow up to the worst case, or a refusal. */
+function reserveAlone(command: ReserveCommand, state: BudgetState): BudgetEvent[] {
+  const tightest = binding(state, command.limits);
+  // A call that cannot cost anything (a free model) is held at zero whatever the caps say.
+  const granted = command.maxNanos === 0n ? 0n : min(command.maxNanos, tightest.remainingNanos);
+  const refused = command.maxNanos > 0n && (granted < command.minNanos || granted <= 0n);
+  if (refused) return refusalNotices(state, command.limits, tightest);
+  return [
+    {
+      type: 'SpendReserved',
+      data: {
+        accountId: state.accountId,
+        month: state.month,
+        holdId: command.holdId,
+        requestId: command.requestId,
+        amountNanos: granted.toString(),
+        subAccountId: command.limits.subAccount?.id ?? null,
+        tag: command.limits.tag?.name ?? null,
+        expiresAt: command.expiresAt,
+        ...labelOf(command.limits.label),
+        ...resoldHold(command.limits, granted),
+      },
+    },
+  ];
 }
 
 /** Leases grant at most this fraction (1/n) of the tightest scope's headroom. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BudgetEvent } from '../../events/budget.ts';
+import { logicalEvents } from '../../events/logical.ts';
 import { type BudgetCommand, decide, type Limits, MonthUnavailable } from './decide.ts';
 import { evolve, initialState } from './state.ts';
 
@@ -278,8 +279,11 @@ describe('budget decider: the request log', () => {
   it('decides the request record with the settlement, so both go in one append, and only once', () => {
     const { when, state } = given([opened, reserved('h1', 1000)]);
     const events = when({ ...(settle('h1', 500n) as object), request } as BudgetCommand);
-    expect(events.map((e) => e.type)).toEqual(['SpendSettled', 'RequestCompleted']);
-    expect(events[1]?.data).toEqual({ ...request, month: '2026-03' });
+    // One event, which stands for the settlement and the record.
+    expect(events.map((e) => e.type)).toEqual(['SpendSettled']);
+    const parts = events.flatMap(logicalEvents);
+    expect(parts.map((e) => e.type)).toEqual(['SpendSettled', 'RequestCompleted']);
+    expect(parts[1]?.data).toEqual({ ...request, month: '2026-03' });
     const after = events.reduce(evolve, state);
     expect(decide({ ...(settle('h1', 500n) as object), request } as BudgetCommand, after)).toEqual([]);
   });
@@ -306,7 +310,10 @@ describe('budget decider: a charge of a known amount (a cached answer)', () => {
   });
 
   it('holds and settles the whole amount in one decision', () => {
-    const events = given([opened]).when(known('c1', 300n));
+    const stored = given([opened]).when(known('c1', 300n));
+    // Stored as one event, standing for the hold and its settlement.
+    expect(stored.map((e) => e.type)).toEqual(['SpendSettled']);
+    const events = stored.flatMap(logicalEvents);
     expect(events.map((e) => e.type)).toEqual(['SpendReserved', 'SpendSettled']);
     expect(events[0]?.data).toMatchObject({ holdId: 'c1', amountNanos: '300' });
     expect(events[1]?.data).toMatchObject({

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BudgetEvent } from '../../events/budget.ts';
+import { logicalEvents } from '../../events/logical.ts';
 import { type BudgetCommand, decide, headrooms, type Limits } from './decide.ts';
 import { type BudgetState, evolve, initialState } from './state.ts';
 
@@ -136,7 +137,20 @@ describe('budget decider: spend leases', () => {
     });
     const { state } = run([lease('l1', 1_000n, 1n)]);
     const lost = run([settle('h1', carve('h1', 'l1', 300n))], state).events;
+    // One event: the settlement carries the carve it ends, and stands for both.
     expect(lost.map((e) => [e.type, e.data])).toMatchObject([
+      [
+        'SpendSettled',
+        {
+          holdId: 'h1',
+          heldNanos: '300',
+          chargedNanos: '200',
+          releasedNanos: '100',
+          reserved: { leaseId: 'l1' },
+        },
+      ],
+    ]);
+    expect(lost.flatMap(logicalEvents).map((e) => [e.type, e.data])).toMatchObject([
       ['SpendReserved', { holdId: 'h1', leaseId: 'l1', amountNanos: '300' }],
       ['SpendSettled', { holdId: 'h1', heldNanos: '300', chargedNanos: '200', releasedNanos: '100' }],
     ]);
@@ -144,6 +158,14 @@ describe('budget decider: spend leases', () => {
     const stored = run([carve('h2', 'l1', 300n), settle('h2', carve('h2', 'l1', 300n))], state).events;
     expect(stored.map((e) => e.type)).toEqual(['SpendReserved', 'SpendSettled']);
     expect(state.holds.get('l1')?.amountNanos).toBe(400n);
+
+    // A carve its lease can no longer cover (returned) is held on its own against the scopes, not overrun.
+    run([{ type: 'Release', holdId: 'l1', reason: 'returned' }], state);
+    const late = run([settle('h3', carve('h3', 'l1', 300n))], state).events;
+    expect(late.map((e) => e.type)).toEqual(['SpendSettled']);
+    expect(late[0]?.data).toMatchObject({ heldNanos: '300', chargedNanos: '200', reserved: {} });
+    const reserved = (late[0]?.data as { reserved?: { leaseId?: string } } | undefined)?.reserved;
+    expect(reserved?.leaseId).toBeUndefined();
   });
 
   it('carries a lease into the next month at what is left of it', () => {

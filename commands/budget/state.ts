@@ -1,4 +1,5 @@
 import type { BudgetEvent, HoldData } from '../../events/budget.ts';
+import { logicalEvents } from '../../events/logical.ts';
 
 export interface Hold {
   holdId: string;
@@ -174,7 +175,14 @@ function addDay(state: BudgetState, subAccountId: string, day: string, amount: b
   add(days, day, amount);
 }
 
+/** Folds a stored event: what it stands for, in order (a settlement may carry its hold and its request's record). */
 export function evolve(state: BudgetState, event: BudgetEvent): BudgetState {
+  let next = state;
+  for (const part of logicalEvents(event)) next = evolveOne(next, part);
+  return next;
+}
+
+function evolveOne(state: BudgetState, event: BudgetEvent): BudgetState {
   switch (event.type) {
     case 'BudgetMonthOpened':
       state.opened = true;

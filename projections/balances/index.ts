@@ -1,4 +1,5 @@
-import type { Projection, Sql } from '../types.ts';
+import type { Folded, Projection, Sql } from '../types.ts';
+import { foldCharges } from './charges.ts';
 
 /**
  * Prepaid balance per account, in nano-dollars, and the ledger of top-ups behind it. A top-up is applied only
@@ -82,6 +83,20 @@ export const balancesProjection: Projection = {
     'SpendSettled',
     'SpendOverrun',
   ],
+  // A run's charges are booked together; the rare events between them keep their place in the order.
+  async evolveRun(sql, t, items) {
+    let charges: Folded[] = [];
+    for (const item of items) {
+      if (item.event.type === 'SpendSettled' || item.event.type === 'SpendOverrun') {
+        charges.push(item);
+        continue;
+      }
+      await foldCharges(sql, t, charges);
+      charges = [];
+      await balancesProjection.evolve(sql, t, item.event, item.stored);
+    }
+    await foldCharges(sql, t, charges);
+  },
   async evolve(sql, t, event, stored) {
     switch (event.type) {
       case 'AccountOpened':
@@ -149,47 +164,9 @@ export const balancesProjection: Projection = {
         return;
       }
       case 'SpendSettled':
-      case 'SpendOverrun': {
-        const d = event.data;
-        const settled = event.type === 'SpendSettled' ? event.data : undefined;
-        const amount = settled ? settled.chargedNanos : (d as { overrunNanos: string }).overrunNanos;
-        // The balance moves only when the charge row is new (a replayed event changes nothing): one statement.
-        await sql.query(
-          `WITH inserted AS (
-             INSERT INTO ${t.charges} (event_id, account_id, month, kind, request_id, hold_id, sub_account_id, tag,
-               model, provider, lines, pass_through_nanos, fee_nanos, discount, usage_reported, units, held_nanos,
-               charged_nanos, occurred_at, price_nanos)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-             ON CONFLICT DO NOTHING RETURNING charged_nanos)
-           UPDATE ${t.balances} SET balance_nanos = balance_nanos - $18::numeric,
-             charged_nanos = ${t.balances}.charged_nanos + $18::numeric, updated_at = $19
-           WHERE account_id = $2 AND EXISTS (SELECT 1 FROM inserted)`,
-          [
-            stored.id,
-            d.accountId,
-            d.month,
-            event.type === 'SpendSettled' ? 'settled' : 'overrun',
-            d.requestId,
-            d.holdId,
-            d.subAccountId,
-            d.tag,
-            settled?.charge.model ?? null,
-            settled?.charge.provider ?? null,
-            settled ? JSON.stringify(settled.charge.lines) : null,
-            settled?.charge.passThroughNanos ?? null,
-            settled?.charge.feeNanos ?? null,
-            settled?.charge.discount ?? null,
-            settled?.charge.usageReported ?? null,
-            settled?.charge.units ?? null,
-            settled?.heldNanos ?? null,
-            amount,
-            stored.occurredAt,
-            // What the requester was charged: a sub-account's price (docs/billing.md, Reselling), else the cost.
-            d.priceNanos ?? amount,
-          ],
-        );
+      case 'SpendOverrun':
+        await foldCharges(sql, t, [{ event, stored }]);
         return;
-      }
       default:
         return;
     }

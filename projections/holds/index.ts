@@ -25,10 +25,12 @@ export const holdsProjection: Projection = {
     switch (event.type) {
       case 'SpendReserved': {
         const d = event.data;
+        // A hold its settlement carries (one stored event, events/logical.ts) is written once, already settled.
+        const settled = stored.type === 'SpendSettled';
         await sql.query(
           `INSERT INTO ${t.holds} (hold_id, account_id, month, request_id, amount_nanos, sub_account_id, tag, expires_at,
-             status, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'open', $9) ON CONFLICT (hold_id) DO NOTHING`,
+             status, created_at, ended_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, $9, $11) ON CONFLICT (hold_id) DO NOTHING`,
           [
             d.holdId,
             d.accountId,
@@ -39,11 +41,14 @@ export const holdsProjection: Projection = {
             d.tag,
             d.expiresAt,
             stored.occurredAt,
+            settled ? 'settled' : 'open',
+            settled ? stored.occurredAt : null,
           ],
         );
         return;
       }
       case 'SpendSettled':
+        if ((stored.data as { reserved?: unknown }).reserved !== undefined) return;
         // Also after a release: a late settlement still charged the request, and the hold reads as settled.
         await sql.query(
           `UPDATE ${t.holds} SET status = 'settled', ended_at = $2 WHERE hold_id = $1 AND status <> 'settled'`,

@@ -1,4 +1,6 @@
-import type { Projection } from '../types.ts';
+import type { GatewayEvent } from '../../events/index.ts';
+import { slices, valuesList } from '../rows.ts';
+import type { Folded, Projection, Sql } from '../types.ts';
 
 /**
  * The request log: one row per `RequestCompleted`, the listing behind `GET /v1/requests`. Bodies are not here;
@@ -49,53 +51,97 @@ export const requestsProjection: Projection = {
     CREATE INDEX ON ${t} (account_id, key_id, created_at)`,
   },
   canHandle: ['RequestCompleted'],
-  async evolve(sql, t, event) {
-    if (event.type !== 'RequestCompleted') return;
-    const d = event.data;
-    await sql.query(
-      `INSERT INTO ${t.request_log} (log_id, request_id, account_id, sub_account_id, key_id, tag, endpoint,
-         requested_model, model, provider, status, error_type, stream, usage, cost_nanos, hold_id, first_byte_ms,
-         total_ms, attempts, fallbacks, cache_status, routing, request_sha256, response_sha256, bodies_kept, created_at,
-         cache, client_request_id, batch_id, key_name, error_message)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         $23, $24, $25, $26, $27, $28, $29, $30, $31)
-       ON CONFLICT (log_id) DO NOTHING`,
-      [
-        d.logId,
-        d.requestId,
-        d.accountId,
-        d.subAccountId,
-        d.keyId,
-        d.tag,
-        d.endpoint,
-        d.requestedModel,
-        d.model,
-        d.provider,
-        d.status,
-        d.errorType,
-        d.stream,
-        d.usage === null ? null : JSON.stringify(d.usage),
-        d.costNanos,
-        d.holdId,
-        d.firstByteMs,
-        d.totalMs,
-        d.attempts,
-        d.fallbacks,
-        d.cacheStatus,
-        d.routing === null || d.routing === undefined ? null : JSON.stringify(d.routing),
-        d.requestSha256,
-        d.responseSha256,
-        d.bodiesKept,
-        d.at,
-        d.cache === undefined ? null : JSON.stringify(d.cache),
-        d.clientRequestId ?? null,
-        d.batchLine?.batchId ?? legacyBatchOf(d),
-        d.keyName ?? null,
-        d.errorMessage ?? null,
-      ],
-    );
-  },
+  evolve: (sql, t, event, stored) => insertRecords(sql, t, [{ event, stored }]),
+  evolveRun: insertRecords,
 };
+
+const COLUMNS = [
+  ['log_id', 'text'],
+  ['request_id', 'text'],
+  ['account_id', 'text'],
+  ['sub_account_id', 'text'],
+  ['key_id', 'text'],
+  ['tag', 'text'],
+  ['endpoint', 'text'],
+  ['requested_model', 'text'],
+  ['model', 'text'],
+  ['provider', 'text'],
+  ['status', 'integer'],
+  ['error_type', 'text'],
+  ['stream', 'boolean'],
+  ['usage', 'jsonb'],
+  ['cost_nanos', 'numeric'],
+  ['hold_id', 'text'],
+  ['first_byte_ms', 'integer'],
+  ['total_ms', 'integer'],
+  ['attempts', 'integer'],
+  ['fallbacks', 'integer'],
+  ['cache_status', 'text'],
+  ['routing', 'jsonb'],
+  ['request_sha256', 'text'],
+  ['response_sha256', 'text'],
+  ['bodies_kept', 'boolean'],
+  ['created_at', 'timestamptz'],
+  ['cache', 'jsonb'],
+  ['client_request_id', 'text'],
+  ['batch_id', 'text'],
+  ['key_name', 'text'],
+  ['error_message', 'text'],
+] as const;
+
+/** A run's records in one multi-row INSERT; a record already there (a replay) is kept as it is. */
+async function insertRecords(sql: Sql, t: Record<string, string>, items: readonly Folded[]): Promise<void> {
+  const records = items.flatMap(({ event }) => (event.type === 'RequestCompleted' ? [event.data] : []));
+  for (const slice of slices(records)) {
+    const { text, values } = valuesList(
+      slice.map(recordRow),
+      COLUMNS.map(([, type]) => type),
+    );
+    await sql.query(
+      `INSERT INTO ${t.request_log} (${COLUMNS.map(([name]) => name).join(', ')}) VALUES ${text}
+       ON CONFLICT (log_id) DO NOTHING`,
+      values,
+    );
+  }
+}
+
+type RequestRecord = Extract<GatewayEvent, { type: 'RequestCompleted' }>['data'];
+
+function recordRow(d: RequestRecord): unknown[] {
+  return [
+    d.logId,
+    d.requestId,
+    d.accountId,
+    d.subAccountId,
+    d.keyId,
+    d.tag,
+    d.endpoint,
+    d.requestedModel,
+    d.model,
+    d.provider,
+    d.status,
+    d.errorType,
+    d.stream,
+    d.usage === null ? null : JSON.stringify(d.usage),
+    d.costNanos,
+    d.holdId,
+    d.firstByteMs,
+    d.totalMs,
+    d.attempts,
+    d.fallbacks,
+    d.cacheStatus,
+    d.routing === null || d.routing === undefined ? null : JSON.stringify(d.routing),
+    d.requestSha256,
+    d.responseSha256,
+    d.bodiesKept,
+    d.at,
+    d.cache === undefined ? null : JSON.stringify(d.cache),
+    d.clientRequestId ?? null,
+    d.batchLine?.batchId ?? legacyBatchOf(d),
+    d.keyName ?? null,
+    d.errorMessage ?? null,
+  ];
+}
 
 /** A batch line's id (`src/batches/output.ts`): the gateway's own, `<batch id>-<line>`. */
 const BATCH_LINE_ID = /^(batch_[0-9a-f]{24})-[1-9][0-9]*$/;

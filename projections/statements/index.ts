@@ -1,5 +1,6 @@
 import { guardTable } from '../guard.ts';
-import type { Projection, Sql } from '../types.ts';
+import { firstOfEach, isCharge, slices, valuesList } from '../rows.ts';
+import type { Folded, Projection, Sql } from '../types.ts';
 
 /** Price-line items a statement counts as input or output tokens. */
 const INPUT_ITEMS = new Set(['input_tokens', 'cached_input_tokens', 'cache_write_tokens']);
@@ -33,27 +34,50 @@ export const statementsProjection: Projection = {
     statement_events: guardTable,
   },
   canHandle: ['SpendSettled', 'SpendOverrun'],
-  async evolve(sql, t, event, stored) {
-    if (event.type !== 'SpendSettled' && event.type !== 'SpendOverrun') return;
-    const d = event.data;
-    if (d.subAccountId === null) return;
-    const settled = event.type === 'SpendSettled' ? event.data : undefined;
-    const cost = settled ? settled.chargedNanos : (d as { overrunNanos: string }).overrunNanos;
-    const tokens = (items: Set<string>) =>
-      (settled?.charge.lines ?? []).filter((l) => items.has(l.item)).reduce((sum, l) => sum + l.quantity, 0);
-    const model = settled ? settled.charge.model : ((d as { model?: string }).model ?? null);
-    // One statement: the counters move only when the event is folded for the first time (a replay changes nothing).
-    // An overrun written before it carried its model finds it in the settled charge of its hold, as usage does.
+  evolve: (sql, t, event, stored) => foldStatements(sql, t, [{ event, stored }]),
+  evolveRun: foldStatements,
+};
+
+const COLUMNS = [
+  ['event_id', 'uuid'],
+  ['account_id', 'text'],
+  ['sub_account_id', 'text'],
+  ['month', 'text'],
+  ['day', 'date'],
+  ['model', 'text'],
+  ['requests', 'bigint'],
+  ['units', 'bigint'],
+  ['input_tokens', 'bigint'],
+  ['output_tokens', 'bigint'],
+  ['price_nanos', 'numeric'],
+  ['hold_id', 'text'],
+  ['cost_nanos', 'numeric'],
+] as const;
+
+/**
+ * Folds a run of sub-accounts' charges: each line is written once, by the sum of the events folded for the first
+ * time (a replay changes nothing). An overrun written before it carried its model finds it in the settled charge of
+ * its hold, as usage does.
+ */
+async function foldStatements(sql: Sql, t: Record<string, string>, items: readonly Folded[]): Promise<void> {
+  const resold = items.filter((item) => isCharge(item) && subAccountOf(item) !== null);
+  for (const slice of slices(firstOfEach(resold))) {
+    const { text, values } = valuesList(
+      slice.map(lineRow),
+      COLUMNS.map(([, type]) => type),
+    );
     await sql.query(
-      `WITH first AS (
-         INSERT INTO ${t.statement_events} (event_id) VALUES ($1::uuid) ON CONFLICT DO NOTHING RETURNING event_id)
+      `WITH v (${COLUMNS.map(([name]) => name).join(', ')}) AS (VALUES ${text}),
+       first AS (
+         INSERT INTO ${t.statement_events} (event_id) SELECT event_id FROM v ON CONFLICT DO NOTHING RETURNING event_id)
        INSERT INTO ${t.statement_lines} (account_id, sub_account_id, month, day, model, requests, units, input_tokens,
          output_tokens, price_nanos, cost_nanos)
-       SELECT $2::text, $3::text, $4::text, $5::date,
-              coalesce($6::text, (SELECT c.model FROM charges c WHERE c.account_id = $2::text AND c.month = $4::text
-                AND c.hold_id = $12::text AND c.kind = 'settled' LIMIT 1), ''),
-              $7::bigint, $8::bigint, $9::bigint, $10::bigint, $11::numeric, $13::numeric
-       WHERE EXISTS (SELECT 1 FROM first)
+       SELECT account_id, sub_account_id, month, day, charged_model, sum(requests), sum(units), sum(input_tokens),
+         sum(output_tokens), sum(price_nanos), sum(cost_nanos)
+       FROM (SELECT v.*, coalesce(v.model, (SELECT c.model FROM charges c WHERE c.account_id = v.account_id
+               AND c.month = v.month AND c.hold_id = v.hold_id AND c.kind = 'settled' LIMIT 1), '') AS charged_model
+             FROM v JOIN first USING (event_id)) AS fresh
+       GROUP BY 1, 2, 3, 4, 5
        ON CONFLICT (account_id, sub_account_id, month, day, model) DO UPDATE SET
          requests = ${t.statement_lines}.requests + EXCLUDED.requests,
          units = ${t.statement_lines}.units + EXCLUDED.units,
@@ -61,24 +85,39 @@ export const statementsProjection: Projection = {
          output_tokens = ${t.statement_lines}.output_tokens + EXCLUDED.output_tokens,
          price_nanos = ${t.statement_lines}.price_nanos + EXCLUDED.price_nanos,
          cost_nanos = ${t.statement_lines}.cost_nanos + EXCLUDED.cost_nanos`,
-      [
-        stored.id,
-        d.accountId,
-        d.subAccountId,
-        d.month,
-        d.day ?? stored.occurredAt.toISOString().slice(0, 10),
-        model,
-        settled ? 1 : 0,
-        settled ? settled.charge.units : 0,
-        tokens(INPUT_ITEMS),
-        tokens(OUTPUT_ITEMS),
-        d.priceNanos ?? cost,
-        d.holdId,
-        cost,
-      ],
+      values,
     );
-  },
-};
+  }
+}
+
+function subAccountOf({ event }: Folded): string | null {
+  return event.type === 'SpendSettled' || event.type === 'SpendOverrun' ? event.data.subAccountId : null;
+}
+
+function lineRow({ event, stored }: Folded): unknown[] {
+  if (event.type !== 'SpendSettled' && event.type !== 'SpendOverrun')
+    throw new Error(`not a charge: ${event.type}`);
+  const d = event.data;
+  const settled = event.type === 'SpendSettled' ? event.data : undefined;
+  const cost = settled ? settled.chargedNanos : (d as { overrunNanos: string }).overrunNanos;
+  const tokens = (items: Set<string>) =>
+    (settled?.charge.lines ?? []).filter((l) => items.has(l.item)).reduce((sum, l) => sum + l.quantity, 0);
+  return [
+    stored.id,
+    d.accountId,
+    d.subAccountId,
+    d.month,
+    d.day ?? stored.occurredAt.toISOString().slice(0, 10),
+    settled ? settled.charge.model : ((d as { model?: string }).model ?? null),
+    settled ? 1 : 0,
+    settled ? settled.charge.units : 0,
+    tokens(INPUT_ITEMS),
+    tokens(OUTPUT_ITEMS),
+    d.priceNanos ?? cost,
+    d.holdId,
+    cost,
+  ];
+}
 
 export interface StatementRow {
   day: string;

@@ -1,5 +1,6 @@
 import { guardTable } from '../guard.ts';
-import type { Projection, Sql } from '../types.ts';
+import { firstOfEach, isCharge, slices, valuesList } from '../rows.ts';
+import type { Folded, Projection, Sql } from '../types.ts';
 
 /**
  * Usage per account, month, sub-account ('' for the account's own keys), tag ('' for untagged) and label (a
@@ -45,61 +46,92 @@ export const usageProjection: Projection = {
     usage_events: guardTable,
   },
   canHandle: ['SpendSettled', 'SpendOverrun'],
-  async evolve(sql, t, event, stored) {
-    if (event.type !== 'SpendSettled' && event.type !== 'SpendOverrun') return;
-    const settled = event.type === 'SpendSettled';
-    const cost = settled ? event.data.chargedNanos : event.data.overrunNanos;
-    const price = event.data.priceNanos ?? cost;
-    const requests = settled ? 1 : 0;
-    const units = settled ? event.data.charge.units : 0;
-    const model = settled ? event.data.charge.model : (event.data.model ?? null);
-    // One statement: the counters move only when the event is folded for the first time (a replay changes nothing).
-    // An overrun written before it carried its model finds it in the settled charge of its hold (the balances
-    // projection's table; only rebuilds fold such events, and the charges are read by then).
+  evolve: (sql, t, event, stored) => foldUsage(sql, t, [{ event, stored }]),
+  evolveRun: foldUsage,
+};
+
+const COLUMNS = [
+  ['event_id', 'uuid'],
+  ['account_id', 'text'],
+  ['month', 'text'],
+  ['sub_account_id', 'text'],
+  ['tag', 'text'],
+  ['label', 'text'],
+  ['requests', 'bigint'],
+  ['cost_nanos', 'numeric'],
+  ['price_nanos', 'numeric'],
+  ['units', 'bigint'],
+  ['occurred_at', 'timestamptz'],
+  ['model', 'text'],
+  ['hold_id', 'text'],
+] as const;
+
+/**
+ * Folds a run of charges: each counter row is written once, by the sum of the events folded for the first time (a
+ * replay changes nothing). An overrun written before it carried its model finds it in the settled charge of its hold
+ * (the balances projection's table; only rebuilds fold such events, and the charges are read by then).
+ */
+async function foldUsage(sql: Sql, t: Record<string, string>, items: readonly Folded[]): Promise<void> {
+  for (const slice of slices(firstOfEach(items.filter(isCharge)))) {
+    const { text, values } = valuesList(
+      slice.map(usageRow),
+      COLUMNS.map(([, type]) => type),
+    );
     await sql.query(
-      `WITH first AS (
-         INSERT INTO ${t.usage_events} (event_id) VALUES ($8::uuid) ON CONFLICT DO NOTHING RETURNING event_id),
+      `WITH v (${COLUMNS.map(([name]) => name).join(', ')}) AS (VALUES ${text}),
+       first AS (
+         INSERT INTO ${t.usage_events} (event_id) SELECT event_id FROM v ON CONFLICT DO NOTHING RETURNING event_id),
+       fresh AS (
+         SELECT v.*, coalesce(v.model, (SELECT c.model FROM charges c WHERE c.account_id = v.account_id
+           AND c.month = v.month AND c.hold_id = v.hold_id AND c.kind = 'settled' LIMIT 1), '') AS charged_model
+         FROM v JOIN first USING (event_id)),
        models AS (
          INSERT INTO ${t.usage_models} (account_id, month, sub_account_id, model, requests, cost_nanos, price_nanos)
-         SELECT $1::text, $2::text, $3::text,
-                coalesce($10::text, (SELECT c.model FROM charges c WHERE c.account_id = $1::text AND c.month = $2::text
-                  AND c.hold_id = $11::text AND c.kind = 'settled' LIMIT 1), ''),
-                $5::bigint, $6::numeric, $13::numeric
-         WHERE EXISTS (SELECT 1 FROM first)
+         SELECT account_id, month, sub_account_id, charged_model, sum(requests), sum(cost_nanos), sum(price_nanos)
+         FROM fresh GROUP BY 1, 2, 3, 4
          ON CONFLICT (account_id, month, sub_account_id, model) DO UPDATE SET
            requests = ${t.usage_models}.requests + EXCLUDED.requests,
            cost_nanos = ${t.usage_models}.cost_nanos + EXCLUDED.cost_nanos,
            price_nanos = ${t.usage_models}.price_nanos + EXCLUDED.price_nanos),
        monthly AS (
          INSERT INTO ${t.usage} (account_id, month, sub_account_id, tag, label, requests, cost_nanos, price_nanos, units)
-         SELECT $1::text, $2::text, $3::text, $4::text, $12::text, $5::bigint, $6::numeric, $13::numeric, $7::bigint
-         WHERE EXISTS (SELECT 1 FROM first)
+         SELECT account_id, month, sub_account_id, tag, label, sum(requests), sum(cost_nanos), sum(price_nanos),
+           sum(units)
+         FROM fresh GROUP BY 1, 2, 3, 4, 5
          ON CONFLICT (account_id, month, sub_account_id, tag, label) DO UPDATE SET requests = ${t.usage}.requests + EXCLUDED.requests,
            cost_nanos = ${t.usage}.cost_nanos + EXCLUDED.cost_nanos, price_nanos = ${t.usage}.price_nanos + EXCLUDED.price_nanos,
            units = ${t.usage}.units + EXCLUDED.units)
        INSERT INTO ${t.usage_daily} (account_id, day, requests, cost_nanos, units)
-       SELECT $1::text, ($9::timestamptz AT TIME ZONE 'UTC')::date, $5::bigint, $6::numeric, $7::bigint
-       WHERE EXISTS (SELECT 1 FROM first)
+       SELECT account_id, (occurred_at AT TIME ZONE 'UTC')::date, sum(requests), sum(cost_nanos), sum(units)
+       FROM fresh GROUP BY 1, 2
        ON CONFLICT (account_id, day) DO UPDATE SET requests = ${t.usage_daily}.requests + EXCLUDED.requests,
          cost_nanos = ${t.usage_daily}.cost_nanos + EXCLUDED.cost_nanos, units = ${t.usage_daily}.units + EXCLUDED.units`,
-      [
-        event.data.accountId,
-        event.data.month,
-        event.data.subAccountId ?? '',
-        event.data.tag ?? '',
-        requests,
-        cost,
-        units,
-        stored.id,
-        stored.occurredAt,
-        model,
-        event.data.holdId,
-        event.data.label ?? '',
-        price,
-      ],
+      values,
     );
-  },
-};
+  }
+}
+
+function usageRow({ event, stored }: Folded): unknown[] {
+  if (event.type !== 'SpendSettled' && event.type !== 'SpendOverrun')
+    throw new Error(`not a charge: ${event.type}`);
+  const settled = event.type === 'SpendSettled';
+  const cost = settled ? event.data.chargedNanos : event.data.overrunNanos;
+  return [
+    stored.id,
+    event.data.accountId,
+    event.data.month,
+    event.data.subAccountId ?? '',
+    event.data.tag ?? '',
+    event.data.label ?? '',
+    settled ? 1 : 0,
+    cost,
+    event.data.priceNanos ?? cost,
+    settled ? event.data.charge.units : 0,
+    stored.occurredAt,
+    settled ? event.data.charge.model : (event.data.model ?? null),
+    event.data.holdId,
+  ];
+}
 
 export interface ModelUsageRow {
   model: string;

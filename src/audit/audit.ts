@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { DomainError } from '../../commands/errors.ts';
 import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
 import type { GatewayEvent } from '../../events/index.ts';
+import { logicalEvents } from '../../events/logical.ts';
 import type { EventStore } from '../../events/store.ts';
 import { projections } from '../../projections/index.ts';
 import { statementTotals } from '../../projections/statements/index.ts';
@@ -66,11 +67,14 @@ export async function runAudit(
   const statements = new StatementSums();
   const sequencer = new StreamSequencer<Item>(({ stored, event }) => {
     if (!event) return;
-    holds.apply(stored, event);
-    caps.apply(stored, event);
-    months.apply(stored, event);
-    pricing.apply(stored, event);
-    resale.apply(stored, event);
+    // A stored settlement may stand for its hold and its request's record too: each check folds every part.
+    for (const part of logicalEvents(event)) {
+      holds.apply(stored, part);
+      caps.apply(stored, part);
+      months.apply(stored, part);
+      pricing.apply(stored, part);
+      resale.apply(stored, part);
+    }
   });
 
   const client = await pool.connect();
@@ -82,10 +86,10 @@ export async function runAudit(
       for (const stored of mine) {
         const event = schema.parse(stored);
         sequencer.accept({ stored, event });
-        if (event) {
-          ledger.apply(stored, event);
-          batchLines.apply(stored, event);
-          statements.apply(stored, event);
+        for (const part of event ? logicalEvents(event) : []) {
+          ledger.apply(stored, part);
+          batchLines.apply(stored, part);
+          statements.apply(stored, part);
         }
       }
       await shadows.apply(mine);

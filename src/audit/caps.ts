@@ -3,6 +3,7 @@ import type { BudgetEvent } from '../../events/budget.ts';
 import { categorize } from '../../events/categories.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { type GatewayEvent, parseEvent } from '../../events/index.ts';
+import { logicalEvents } from '../../events/logical.ts';
 import type { SubAccountEvent } from '../../events/subaccount.ts';
 import { checkAdjustment } from './adjustments.ts';
 import { usd } from './decimal.ts';
@@ -307,7 +308,7 @@ export function replayCaps(events: readonly StoredEvent[]): CapReplay {
   const replay = new CapReplay();
   for (const stored of events) {
     const parsed = parseEvent(stored);
-    if (parsed.ok) replay.apply(stored, parsed.event);
+    if (parsed.ok) for (const part of logicalEvents(parsed.event)) replay.apply(stored, part);
   }
   return replay;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Limits } from '../../commands/budget/decide.ts';
+import type { Limits, ReserveCommand } from '../../commands/budget/decide.ts';
 import type { BudgetLedger } from '../../commands/budget/handler.ts';
 import { holdPrice } from '../../commands/budget/resold.ts';
 
@@ -30,18 +30,27 @@ interface Lease {
   /** The caps it was granted under: a changed cap or budget returns it, so no request is admitted under an old one. */
   caps: string;
   /**
-   * Each carved hold, resolved once its carve is stored (or, if that failed, once the hold's settle or release,
-   * which carries it, is done): the lease is returned only after all of them, so no carve is decided after it.
+   * The holds carved from it in memory whose request has not ended: their carves are stored only if the lease is
+   * returned before they end (a request that ends first carries its carve in its settlement, one event in all).
    */
-  carves: Promise<void>[];
+  outstanding: Map<string, Carved>;
 }
 
-/** Queues the carving of an admitted hold from the lease; resolves once it is in the stream's queue. */
-export type Carve = (leaseId: string) => { queued: Promise<void>; accounted: Promise<void> };
+/** The carving of an admitted hold out of a lease, as the budget decider takes it. */
+export type Carve = (leaseId: string) => ReserveCommand;
+
+/** A hold carved from a lease in memory, until its request ends. */
+export interface Carved {
+  command: ReserveCommand;
+  /** Whether its carve was sent to be stored (its lease was returned first): its end must then be stored too. */
+  stored: boolean;
+}
 
 export interface Admitted {
   leaseId: string;
-  carved: Promise<void>;
+  carved: Carved;
+  /** Tells the lease the request ended (its settlement or release is decided): nothing of it is left to store. */
+  end(): void;
 }
 
 interface Scope {
@@ -60,8 +69,9 @@ interface Scope {
 /**
  * Spend leases, in memory: each (account, sub-account, tag) this instance serves steadily holds a lease, a durable
  * reservation of part of the scopes' headroom (granted by the budget decider at most a quarter of what is left).
- * A request whose worst case fits what is free in the lease is admitted here with no I/O; its hold is then carved
- * out of the lease by a command that rides in the stream's next append. The lease is renewed before it runs dry
+ * A request whose worst case fits what is free in the lease is admitted here with no I/O; its hold is carved out of
+ * the lease in memory and stored with its settlement (one event for the request), or on its own if the lease is
+ * returned while the request still runs. The lease is renewed before it runs dry
  * and returned after its admission window, so the headroom an instance keeps aside is about two windows of its
  * own demand. Everything that counts against a cap (posted, held, leased) is durable before a request goes out,
  * except the carving of its hold from a lease, which is durable already as the lease.
@@ -181,10 +191,11 @@ export class SpendLeases {
     lease.freeNanos -= maxNanos;
     lease.freePriceNanos -= maxPrice;
     lease.lastUsed = now;
-    // Queued here, in the same turn as the admission, so no return of the lease can be queued before it.
-    const { queued, accounted } = carve(lease.leaseId);
-    lease.carves.push(accounted);
-    return { leaseId: lease.leaseId, carved: queued };
+    // Recorded in the same turn as the admission, so a return of the lease always sees it.
+    const carved: Carved = { command: carve(lease.leaseId), stored: false };
+    const holdId = carved.command.holdId;
+    lease.outstanding.set(holdId, carved);
+    return { leaseId: lease.leaseId, carved, end: () => lease.outstanding.delete(holdId) };
   }
 
   private renewIfLow(scope: Scope, limits: Limits, maxNanos: bigint): void {
@@ -225,7 +236,7 @@ export class SpendLeases {
           admitUntil: this.now() + LEASE_ADMIT_MS,
           lastUsed: this.now(),
           caps: capsOf(limits),
-          carves: [],
+          outstanding: new Map(),
         };
         const previous = scope.current;
         scope.current = lease;
@@ -244,23 +255,29 @@ export class SpendLeases {
   }
 
   /**
-   * Returns what is left of a lease, once every hold carved from it is accounted for (stored, or settled or
-   * released carrying its carve): a carve decided after the return would find no lease, and its request would be
-   * charged as an overrun of no hold.
-   * The return rides in the stream's next append.
+   * Returns what is left of a lease. The holds carved from it whose requests are still running are stored first,
+   * queued before the return: a carve decided after the return would find no lease, and its request would be
+   * charged as an overrun of no hold. Those requests' settlements then find their holds stored. If a carve cannot
+   * be stored (the store is away), the lease is kept: it counts against the caps until it expires, as a hold does,
+   * and the settlements carry their carves into it.
    */
   private async release(scope: Scope, lease: Lease): Promise<unknown> {
-    await Promise.all(lease.carves);
-    return this.ledger
-      .submit(
+    const carves = [...lease.outstanding.values()].map((carved) => {
+      carved.stored = true;
+      return this.ledger.submit(scope.accountId, scope.firstMonth, carved.command, { lazyMs: 0 });
+    });
+    try {
+      await Promise.all(carves);
+      return await this.ledger.submit(
         scope.accountId,
         scope.firstMonth,
         { type: 'Release', holdId: lease.leaseId, reason: 'returned' },
         { lazyMs: 0 },
-      )
-      .catch(() => {
-        // Not returned (the store is away): the lease counts against the caps until it expires, as a hold does.
-      });
+      );
+    } catch {
+      // Not returned (the store is away): the lease counts against the caps until it expires.
+      return undefined;
+    }
   }
 
   /**

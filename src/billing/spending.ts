@@ -19,7 +19,7 @@ import { allowedModelsOf } from '../accounts/model-access.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { Charge } from '../contracts/money.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
-import { SpendLeases } from './leases.ts';
+import { type Admitted, SpendLeases } from './leases.ts';
 import { priceBookFor } from './price-book.ts';
 import { HoldRefused, refusal } from './refusal.ts';
 import type { RequestLog } from './request-log.ts';
@@ -53,14 +53,11 @@ export interface Hold {
   /** The request's record, settled with the hold (absent for work no client request stands behind). */
   log?: RequestLog;
   /**
-   * For a hold admitted under a spend lease: settles once the hold's carving is queued (it is not durable yet, and
-   * need not be: a settle or release queued after it rides in the same append or a later one).
+   * For a hold admitted under a spend lease: its carving from the lease, kept in memory and carried by the
+   * settlement (stored on its own only if the lease is returned first), and the lease's record of it.
    */
-  carved?: Promise<unknown>;
-  /** Its carving from the lease, which the settle carries in case the carve's own append failed. */
   carve?: ReserveCommand;
-  /** Tells the lease that this hold's carve needs it no longer (stored, or its settle or release done). */
-  accounted?: () => void;
+  leased?: Admitted;
 }
 
 export interface SettleInput {
@@ -158,29 +155,19 @@ export class Spending {
     const holdId = `hold_${randomUUID().replaceAll('-', '')}`;
     const firstMonth = this.firstMonth(auth.accountId);
     const expiresAt = new Date(this.clock().getTime() + (request.ttlMs ?? HOLD_TTL_MS)).toISOString();
-    let carve: ReserveCommand | undefined;
-    let accounted: (() => void) | undefined;
     // Long-lived holds (jobs, batches) outlive any lease; they are held on their own.
     const admitted =
       request.ttlMs === undefined
-        ? await this.leases?.admit(auth.accountId, firstMonth, limits, request.maxNanos, (leaseId) => {
-            carve = {
-              type: 'Reserve',
-              holdId,
-              requestId: request.requestId,
-              minNanos: request.maxNanos,
-              maxNanos: request.maxNanos,
-              expiresAt,
-              limits,
-              leaseId,
-            };
-            const done = new Promise<void>((resolve) => {
-              accounted = resolve;
-            });
-            const { queued, stored } = this.carve(auth.accountId, firstMonth, carve);
-            void stored.then((ok) => ok && accounted?.());
-            return { queued, accounted: done };
-          })
+        ? await this.leases?.admit(auth.accountId, firstMonth, limits, request.maxNanos, (leaseId) => ({
+            type: 'Reserve',
+            holdId,
+            requestId: request.requestId,
+            minNanos: request.maxNanos,
+            maxNanos: request.maxNanos,
+            expiresAt,
+            limits,
+            leaseId,
+          }))
         : undefined;
     if (admitted !== undefined) {
       return {
@@ -189,9 +176,8 @@ export class Spending {
         grantedNanos: request.maxNanos,
         accountId: auth.accountId,
         limits,
-        carved: admitted.carved,
-        ...(carve && { carve }),
-        ...(accounted && { accounted }),
+        carve: admitted.carved.command,
+        leased: admitted,
         ...(request.log && { log: request.log }),
       };
     }
@@ -228,31 +214,6 @@ export class Spending {
   }
 
   /**
-   * Queues the carving of an admitted hold out of its lease without waiting for it (write-behind: it rides in the
-   * stream's next append, at the latest after CARVE_LAZY_MS). Resolves once it is queued, so that the hold's
-   * settle or release, queued after it, is decided after it.
-   */
-  private carve(
-    accountId: string,
-    firstMonth: string,
-    command: ReserveCommand,
-  ): { queued: Promise<void>; stored: Promise<boolean> } {
-    let queued!: () => void;
-    const enqueued = new Promise<void>((resolve) => {
-      queued = resolve;
-    });
-    const stored = this.ledger
-      .submit(accountId, firstMonth, command, { lazyMs: CARVE_LAZY_MS, onQueued: queued })
-      .then(
-        () => true,
-        // Not carved (the store is away): the lease still holds the amount, and the settle carries the carve.
-        () => false,
-      )
-      .finally(queued);
-    return { queued: enqueued, stored };
-  }
-
-  /**
    * Settles the hold at what the provider billed (in the account's money); resolves, once durable, with what the
    * request was charged in its requester's money: a sub-account's price, else the same amount.
    */
@@ -265,9 +226,10 @@ export class Spending {
       costNanos: input.loggedNanos ?? input.actualNanos,
       holdId: hold.holdId,
     });
-    await hold.carved;
-    try {
+    {
       const events = await this.settleDurably(hold, charge, input, request);
+      // Decided: the lease has nothing of this hold left to store.
+      hold.leased?.end();
       const book = hold.limits.subAccount?.price;
       const charged = events.some((e) => e.type === 'SpendSettled')
         ? pricedTotal(events)
@@ -277,8 +239,6 @@ export class Spending {
           : input.actualNanos;
       if (hold.log) hold.log.costNanos = loggedBefore(input) + charged;
       return charged;
-    } finally {
-      hold.accounted?.();
     }
   }
 
@@ -318,17 +278,22 @@ export class Spending {
     }
   }
 
+  /**
+   * Ends a hold that served nothing. A hold carved from a lease in memory ends with no event at all: the lease still
+   * holds its amount, and is returned whole; once its carve was stored (the lease was returned first), its release
+   * is stored too.
+   */
   async release(hold: Hold, reason: 'failed' | 'cancelled'): Promise<void> {
-    await hold.carved;
-    try {
-      await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
-        type: 'Release',
-        holdId: hold.holdId,
-        reason,
-      });
-    } finally {
-      hold.accounted?.();
+    if (hold.leased && !hold.leased.carved.stored) {
+      hold.leased.end();
+      return;
     }
+    await this.ledger.submit(hold.accountId, this.firstMonth(hold.accountId), {
+      type: 'Release',
+      holdId: hold.holdId,
+      reason,
+    });
+    hold.leased?.end();
   }
 
   /**

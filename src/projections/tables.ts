@@ -11,7 +11,7 @@ ALTER TABLE projection_checkpoints ADD COLUMN IF NOT EXISTS version integer NOT 
 
 /** Creates the projection's tables under the given physical names, each once. */
 export async function createTables(
-  sql: pg.Pool | pg.PoolClient,
+  sql: pg.Pool | pg.ClientBase,
   projection: Projection,
   physical: Record<string, string>,
 ): Promise<void> {

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { evolve, initialState } from '../../commands/replay/decide.ts';
 import type { ReplayCommands } from '../../commands/replay/handler.ts';
 import { type GatewayEvent, parseAs, parseEvent } from '../../events/index.ts';
+import { logicalEvents } from '../../events/logical.ts';
 import { type ReplayEvent, type ReplayRequested, replayStream } from '../../events/replay.ts';
 import type { RequestRecord } from '../../events/request.ts';
 import { type EventStore, START } from '../../events/store.ts';
@@ -83,7 +84,8 @@ export class ShadowWorker {
       try {
         for await (const stored of this.deps.store.subscribe(START, signal)) {
           const parsed = parseEvent(stored);
-          if (parsed.ok) this.apply(parsed.event, stored.occurredAt);
+          // A settlement may carry its request's record: the record is what a shadow follows.
+          if (parsed.ok) for (const part of logicalEvents(parsed.event)) this.apply(part, stored.occurredAt);
         }
       } catch (error) {
         if (signal.aborted) return;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayEvent } from '../../events/index.ts';
 import { parseEvent } from '../../events/index.ts';
+import { logicalEvents } from '../../events/logical.ts';
 import { replayCaps } from '../../src/audit/caps.ts';
 import { HoldBook } from '../../src/audit/holds.ts';
 import { LogBuilder } from './log-builder.ts';
@@ -89,7 +90,7 @@ function audit(log: LogBuilder) {
   const holds = new HoldBook();
   for (const stored of log.events) {
     const parsed = parseEvent(stored);
-    if (parsed.ok) holds.apply(stored, parsed.event);
+    if (parsed.ok) for (const part of logicalEvents(parsed.event)) holds.apply(stored, part);
   }
   const finished = holds.finish(new Date('2026-03-10T12:30:00Z'));
   const failed = (findings: { kept: { severity: string; message: string }[] }) =>
@@ -102,7 +103,47 @@ function audit(log: LogBuilder) {
   };
 }
 
+/** A served request stored as one event: its settlement carries its carve from the lease (events/logical.ts). */
+const servedUnder = (leaseId: string, holdId: string, held: bigint, charged: bigint) => {
+  const event = settled(holdId, held, charged) as Extract<GatewayEvent, { type: 'SpendSettled' }>;
+  return {
+    ...event,
+    data: { ...event.data, reserved: { expiresAt: '2026-03-10T13:00:00.000Z', leaseId } },
+  } as GatewayEvent;
+};
+
 describe('the audit of spend leases', () => {
+  it('passes a log written both ways: carves stored apart (older logs) and carried by their settlements', () => {
+    const log = new LogBuilder();
+    opened(log, DOLLAR);
+    log.append(BUDGET, reserved('lease_1', DOLLAR / 4n, { lease: true }));
+    log.append(BUDGET, reserved('h1', DOLLAR / 10n, { leaseId: 'lease_1' }));
+    log.append(BUDGET, settled('h1', DOLLAR / 10n, DOLLAR / 20n));
+    log.append(BUDGET, servedUnder('lease_1', 'h2', DOLLAR / 10n, DOLLAR / 20n));
+    log.append(BUDGET, released('lease_1', DOLLAR / 20n, 'returned'));
+    const { holds, caps, finished } = audit(log);
+    expect(holds).toEqual([]);
+    expect(caps).toEqual([]);
+    expect(finished).toMatchObject({ open: 0, openLeases: 0, total: 2 });
+  });
+
+  it('fails a settlement that carries a carve its lease cannot cover, or a carve of a lease that has ended', () => {
+    const log = new LogBuilder();
+    opened(log, DOLLAR);
+    log.append(BUDGET, reserved('lease_1', DOLLAR / 10n, { lease: true }));
+    log.append(BUDGET, servedUnder('lease_1', 'h1', DOLLAR / 5n, DOLLAR / 20n));
+    log.append(BUDGET, released('lease_1', DOLLAR / 10n, 'returned'));
+    log.append(BUDGET, servedUnder('lease_1', 'h2', DOLLAR / 100n, DOLLAR / 100n));
+    const { holds } = audit(log);
+    expect(holds).toEqual([
+      expect.stringContaining(
+        'hold h1 of $0.200000000 is carved from lease lease_1, which has $0.100000000 left',
+      ),
+      expect.stringContaining('lease lease_1 releases $0.100000000, but -$0.100000000 was left of it'),
+      expect.stringContaining('hold h2 is carved from lease lease_1, which has ended'),
+    ]);
+  });
+
   it('passes a lease whose holds are carved from it, settled, and whose rest is returned', () => {
     const log = new LogBuilder();
     opened(log, DOLLAR);
@@ -174,7 +215,7 @@ describe('the audit of spend leases', () => {
     const holds = new HoldBook();
     for (const stored of log.events) {
       const parsed = parseEvent(stored);
-      if (parsed.ok) holds.apply(stored, parsed.event);
+      if (parsed.ok) for (const part of logicalEvents(parsed.event)) holds.apply(stored, part);
     }
     expect(holds.finish(new Date('2026-03-10T14:00:00Z'))).toMatchObject({ openLeases: 1, open: 0 });
     expect(holds.findings.kept).toEqual([

@@ -4,6 +4,7 @@ import { type ChatCall, chat } from '../support/chat.ts';
 import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
+import { logicalStream } from '../support/logical-events.ts';
 
 // About 0.005 cents each on local/echo: ~83 input tokens, and the echo cut at max_tokens, so worst case = actual.
 const TEXT = Array.from({ length: 80 }, (_, i) => `w${i % 10}`).join(' ');
@@ -182,8 +183,8 @@ describe('spend leases: four instances sharing one store, 1,000 concurrent reque
 async function leaseUse(accountIds: string[]) {
   const reserved: Record<string, unknown>[] = [];
   for (const accountId of accountIds) {
-    const events = await first().runtime.store.readStream(budgetStream(accountId, monthOf(new Date())));
-    for (const e of events) if (e.type === 'SpendReserved') reserved.push(e.data as Record<string, unknown>);
+    const events = await logicalStream(first().runtime.store, budgetStream(accountId, monthOf(new Date())));
+    for (const e of events) if (e.type === 'SpendReserved') reserved.push(e.data);
   }
   return {
     leases: reserved.filter((d) => d.lease === true).length,

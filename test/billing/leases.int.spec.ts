@@ -32,44 +32,29 @@ describe('spend leases over the budget ledger', () => {
     await database.close();
   });
 
-  /** Admits as Spending does: the carve is queued from inside the admission. */
-  function admitter(ledger: BudgetLedger, leases: SpendLeases, accountId: string) {
+  /** Admits as Spending does: the carve is made inside the admission, and kept in memory. */
+  function admitter(leases: SpendLeases, accountId: string) {
     let n = 0;
     return (maxNanos: bigint) => {
       const holdId = `hold_${++n}`;
-      return leases.admit(accountId, MONTH, limits, maxNanos, (leaseId) => {
-        let queued!: () => void;
-        const enqueued = new Promise<void>((resolve) => {
-          queued = resolve;
-        });
-        const stored = ledger
-          .submit(
-            accountId,
-            MONTH,
-            {
-              type: 'Reserve',
-              holdId,
-              requestId: holdId,
-              minNanos: maxNanos,
-              maxNanos,
-              expiresAt: new Date(Date.now() + 60_000).toISOString(),
-              limits,
-              leaseId,
-            },
-            { lazyMs: 20, onQueued: queued },
-          )
-          .then(() => {})
-          .finally(queued);
-        return { queued: enqueued, accounted: stored };
-      });
+      return leases.admit(accountId, MONTH, limits, maxNanos, (leaseId) => ({
+        type: 'Reserve',
+        holdId,
+        requestId: holdId,
+        minNanos: maxNanos,
+        maxNanos,
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        limits,
+        leaseId,
+      }));
     };
   }
 
-  it('carves every admitted hold before its lease is returned, even when the return comes in the same turn', async () => {
+  it('stores the carve of every hold still running before its lease is returned, even in the same turn', async () => {
     const accountId = `acct_${Date.now()}`;
     const ledger = new BudgetLedger(store);
     const leases = new SpendLeases(ledger, 60_000, () => new Date());
-    const admit = admitter(ledger, leases, accountId);
+    const admit = admitter(leases, accountId);
     // Four requests make the scope busy enough to lease: the first three hold on their own, the fourth waits for
     // the lease and is admitted under it.
     const first = await Promise.all([admit(1_000n), admit(1_000n), admit(1_000n), admit(1_000n)]);
@@ -78,7 +63,6 @@ describe('spend leases over the budget ledger', () => {
     const [fits, misfit] = await Promise.all([admit(1_000n), admit(10_000_000n)]);
     expect(fits?.leaseId).toBeDefined();
     expect(misfit).toBeUndefined();
-    await Promise.all([fits?.carved, ...first.map((a) => a?.carved)]);
     await leases.returnAll();
     await new Promise((resolve) => setTimeout(resolve, 100));
 
@@ -103,15 +87,71 @@ describe('spend leases over the budget ledger', () => {
     ).toBeLessThan(returnedAt);
   });
 
+  it('stores nothing of a hold whose request ended before the return: its settlement carried its carve', async () => {
+    const accountId = `acct_ended_${Date.now()}`;
+    const ledger = new BudgetLedger(store);
+    const leases = new SpendLeases(ledger, 60_000, () => new Date());
+    const admit = admitter(leases, accountId);
+    const admitted = await Promise.all([admit(1_000n), admit(1_000n), admit(1_000n), admit(1_000n)]);
+    const [, , , leased] = admitted;
+    if (!leased) throw new Error('the fourth request was not leased');
+    const more = await admit(1_000n);
+    if (!more) throw new Error('the fifth request was not leased');
+    // hold_5's request ends first, its settlement carrying its carve; hold_4's still runs at the return.
+    await ledger.submit(accountId, MONTH, {
+      type: 'Settle',
+      holdId: 'hold_5',
+      requestId: 'hold_5',
+      actualNanos: 400n,
+      charge: {
+        model: 'local/echo',
+        provider: 'local',
+        lines: [],
+        passThroughNanos: '400',
+        feeNanos: '0',
+        discount: 'none',
+        discountNanos: '0',
+        usageReported: true,
+        units: 1,
+      },
+      limits,
+      carve: more.carved.command,
+    });
+    more.end();
+    await leases.returnAll();
+    const events = await store.readStream(budgetStream(accountId, MONTH));
+    const carves = events
+      .filter((e) => e.type === 'SpendReserved' && (e.data as { leaseId?: string }).leaseId !== undefined)
+      .map((e) => (e.data as { holdId: string }).holdId);
+    expect(carves).toEqual(['hold_4']);
+    const settled = events.filter((e) => e.type === 'SpendSettled');
+    expect(settled.map((e) => (e.data as { reserved?: { leaseId?: string } }).reserved?.leaseId)).toEqual([
+      leased.leaseId,
+    ]);
+    // The lease gave back what neither hold took: hold_4's carve, and hold_5's whole carve left it too.
+    const lease = events.find((e) => (e.data as { lease?: boolean }).lease === true);
+    const returned = events.find((e) => e.type === 'SpendReleased');
+    if (!lease || !returned) throw new Error('no lease, or it was not returned');
+    expect(BigInt((returned.data as { amountNanos: string }).amountNanos)).toBe(
+      BigInt((lease.data as { amountNanos: string }).amountNanos) - 2_000n,
+    );
+  });
+
   it('never leases more than a quarter of what is left, and leases nothing near the cap', async () => {
     const accountId = `acct_small_${Date.now()}`;
     const ledger = new BudgetLedger(store);
     const leases = new SpendLeases(ledger, 60_000, () => new Date());
     const small = { ...limits, toppedUpNanos: 15_000n };
     const admit = (maxNanos: bigint) =>
-      leases.admit(accountId, MONTH, small, maxNanos, () => ({
-        queued: Promise.resolve(),
-        accounted: Promise.resolve(),
+      leases.admit(accountId, MONTH, small, maxNanos, (leaseId) => ({
+        type: 'Reserve',
+        holdId: `hold_${maxNanos}`,
+        requestId: 'r',
+        minNanos: maxNanos,
+        maxNanos,
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        limits: small,
+        leaseId,
       }));
     // 15,000 left: a quarter (3,750) is below the least lease of four 1,000 requests, so none is granted.
     const admitted = await Promise.all([

@@ -18,9 +18,13 @@ export async function ledgerByRequest(
 ): Promise<Map<string, { settled: number; chargedNanos: bigint; released: number }>> {
   // By the client's X-Request-Id where it sent one: the gateway's own id (the charge's) is recorded beside it.
   const { rows } = await client.query<{ type: string; request_id: string | null; charged: string | null }>(
-    `SELECT s.type, COALESCE(r.data->>'clientRequestId', s.data->>'requestId') AS request_id,
+    // A settlement may carry its request's record (events/logical.ts); else the record is an event of its own.
+    `WITH records AS (
+       SELECT data->'request' AS r FROM events WHERE type = 'SpendSettled' AND data ? 'request'
+       UNION ALL SELECT data FROM events WHERE type = 'RequestCompleted')
+     SELECT s.type, COALESCE(rec.r->>'clientRequestId', s.data->>'requestId') AS request_id,
        s.data->>'chargedNanos' AS charged
-     FROM events s LEFT JOIN events r ON r.type = 'RequestCompleted' AND r.data->>'requestId' = s.data->>'requestId'
+     FROM events s LEFT JOIN records rec ON rec.r->>'requestId' = s.data->>'requestId'
      WHERE s.type IN ('SpendSettled', 'SpendReleased')`,
   );
   const out = new Map<string, { settled: number; chargedNanos: bigint; released: number }>();

@@ -100,10 +100,13 @@ describe('1,000 requests over 4 gateway instances on one PostgreSQL, against one
     await client.connect();
     const { rows } = await client.query<{ type: string; request_id: string; charged: string | null }>(
       // Charges are the gateway's requests': the client's X-Request-Id is in each one's record, beside its own id.
-      `SELECT s.type, r.data->>'clientRequestId' AS request_id, s.data->>'chargedNanos' AS charged
-       FROM "${schema}".events s JOIN "${schema}".events r
-         ON r.type = 'RequestCompleted' AND r.data->>'requestId' = s.data->>'requestId'
-       WHERE s.type IN ('SpendSettled', 'SpendOverrun') AND r.data->>'clientRequestId' LIKE 'money-%'`,
+      // A record is carried by its settlement, or (a request that settled nothing) an event of its own.
+      `WITH records AS (
+         SELECT data->'request' AS r FROM "${schema}".events WHERE type = 'SpendSettled' AND data ? 'request'
+         UNION ALL SELECT data FROM "${schema}".events WHERE type = 'RequestCompleted')
+       SELECT s.type, rec.r->>'clientRequestId' AS request_id, s.data->>'chargedNanos' AS charged
+       FROM "${schema}".events s JOIN records rec ON rec.r->>'requestId' = s.data->>'requestId'
+       WHERE s.type IN ('SpendSettled', 'SpendOverrun') AND rec.r->>'clientRequestId' LIKE 'money-%'`,
     );
     await client.end();
     const settlements = new Map<string, number>();

@@ -143,9 +143,12 @@ describe('1,000 requests over 4 instances against a monthly cap resold at 30%', 
       request_id: string | null;
       data: Record<string, string>;
     }>(
-      `SELECT s.type, r.data->>'clientRequestId' AS request_id, s.data
-       FROM "${schema}".events s LEFT JOIN "${schema}".events r
-         ON r.type = 'RequestCompleted' AND r.data->>'requestId' = s.data->>'requestId'
+      // A record is carried by its settlement, or (a request that settled nothing) an event of its own.
+      `WITH records AS (
+         SELECT data->'request' AS r FROM "${schema}".events WHERE type = 'SpendSettled' AND data ? 'request'
+         UNION ALL SELECT data FROM "${schema}".events WHERE type = 'RequestCompleted')
+       SELECT s.type, rec.r->>'clientRequestId' AS request_id, s.data
+       FROM "${schema}".events s LEFT JOIN records rec ON rec.r->>'requestId' = s.data->>'requestId'
        WHERE s.type IN ('SpendSettled', 'SpendOverrun') AND s.data->>'subAccountId' = $1`,
       [sub.id],
     );

@@ -4,6 +4,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ceilDiv, dollarsPerMillion, type PriceLine } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { holdsOf as holdsOfRequest } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import { playedSeconds, simSegments, simText, speechBytes, toneWav } from '../upstreams/audio-model.ts';
 import { startDeepgramUpstream } from '../upstreams/deepgram.ts';
@@ -98,21 +99,7 @@ async function usageOf(tag: string): Promise<Json> {
   return report.data.find((row: Json) => row.tag === tag);
 }
 
-/** The hold of the gateway's request (its `X-Gw-Request-Id`: a client's `X-Request-Id` is not the request's id). */
-async function holdsOf(requestId: string | null): Promise<string[]> {
-  const rows = await eventually(
-    async () =>
-      (
-        await gateway.runtime.database.pool.query<{ status: string }>(
-          'SELECT status FROM holds WHERE request_id = $1',
-          [requestId],
-        )
-      ).rows,
-    (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-    3000,
-  );
-  return rows.map((row) => row.status);
-}
+const holdsOf = (requestId: unknown) => holdsOfRequest(gateway.runtime.database.pool, requestId);
 
 /** The charge of `seconds` of audio at a per-minute price in dollars, as the gateway bills it. */
 const secondsLine = (seconds: number, perMinute: string): PriceLine => ({

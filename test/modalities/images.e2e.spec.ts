@@ -4,6 +4,7 @@ import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PriceLine } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { holdsOf as holdsOfRequest } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import { png } from '../upstreams/binary-harness.ts';
 import { tokens } from '../upstreams/modality-model.ts';
@@ -85,20 +86,7 @@ async function usageOf(tag: string): Promise<Json> {
   return report.data.find((row: Json) => row.tag === tag);
 }
 
-async function holdsOf(requestId: string | null): Promise<string[]> {
-  const rows = await eventually(
-    async () =>
-      (
-        await gateway.runtime.database.pool.query<{ status: string }>(
-          'SELECT status FROM holds WHERE request_id = $1',
-          [requestId],
-        )
-      ).rows,
-    (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-    3000,
-  );
-  return rows.map((row) => row.status);
-}
+const holdsOf = (requestId: unknown) => holdsOfRequest(gateway.runtime.database.pool, requestId);
 
 /** A per-image price line, as the catalog states it in dollars. */
 const perImage = (unit: string, dollars: number, quantity: number): PriceLine => ({

@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { nanosToCents, priceCharge } from '../../src/contracts/money.ts';
 import { audioLine, costOfSeconds, perMillionSeconds } from '../../src/modalities/realtime/pricing.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { holdsOf as holdsOfRequest } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import {
   COMPRESSED_BYTES_PER_SECOND,
@@ -135,20 +136,7 @@ async function usageOf(tag: string, requests = 1): Promise<Json> {
   return row(report);
 }
 
-async function holdsOf(requestId: unknown): Promise<string[]> {
-  const rows = await eventually(
-    async () =>
-      (
-        await gateway.runtime.database.pool.query<{ status: string }>(
-          'SELECT status FROM holds WHERE request_id = $1 ORDER BY created_at',
-          [requestId],
-        )
-      ).rows,
-    (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-    3000,
-  );
-  return rows.map((row) => row.status);
-}
+const holdsOf = (requestId: unknown) => holdsOfRequest(gateway.runtime.database.pool, requestId);
 
 /** What the slices of a stream are charged, in cents: a minute per slice, the rest in the last. */
 function slicesCents(seconds: number[]): number {

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { nanosToCents, type PriceLine, priceCharge } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { holdsOf } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import { startCohereUpstream } from '../upstreams/cohere.ts';
 import { startGeminiEmbedUpstream } from '../upstreams/gemini-embed.ts';
@@ -68,20 +69,7 @@ export async function startModalityWorld(): Promise<ModalityWorld> {
       );
       return report.data.find((row: Json) => row.tag === tag);
     },
-    async holdsOf(requestId) {
-      const rows = await eventually(
-        async () =>
-          (
-            await gateway.runtime.database.pool.query<{ status: string }>(
-              'SELECT status FROM holds WHERE request_id = $1',
-              [requestId],
-            )
-          ).rows,
-        (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-        3000,
-      );
-      return rows.map((row) => row.status);
-    },
+    holdsOf: (requestId) => holdsOf(gateway.runtime.database.pool, requestId),
     async close() {
       await gateway.close();
       await Promise.all([openai, mistral, gemini, cohere, voyage].map((sim) => sim.close()));

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { holdsOf } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import { startDeeplUpstream } from '../upstreams/deepl.ts';
 import { startGoogleVisionUpstream } from '../upstreams/google-vision.ts';
@@ -105,20 +106,7 @@ export async function startTextTaskWorld(options: { allowPrivate?: boolean; deep
       );
       return report.data.find((row: Json) => row.tag === tag);
     },
-    async holdsOf(requestId) {
-      const rows = await eventually(
-        async () =>
-          (
-            await gateway.runtime.database.pool.query<{ status: string }>(
-              'SELECT status FROM holds WHERE request_id = $1',
-              [requestId],
-            )
-          ).rows,
-        (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-        3000,
-      );
-      return rows.map((row) => row.status);
-    },
+    holdsOf: (requestId) => holdsOf(gateway.runtime.database.pool, requestId),
     async close() {
       await gateway.close();
       await Promise.all([openai, deepl, vision, mistral, images].map((sim) => sim.close()));
