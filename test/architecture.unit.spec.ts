@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { cycles, type ImportEdge, importGraph } from './support/import-graph.ts';
@@ -177,5 +179,53 @@ describe('architecture: the import graph keeps the layers', () => {
       return `${component.join(', ')} via ${inside.join('; ')}`;
     });
     expect(found, 'folder cycles').toEqual([]);
+  });
+});
+
+// Issue 33: the pipeline owns a served call from end to end; a feature supplies data and small functions and
+// never holds, settles, releases, charges or logs a request itself. Files that still compose the ledger, each with
+// why, until the served-call path takes them over. A new file that does fails; an entry whose file no longer does
+// fails too, so the list only shrinks.
+const LEDGER_COMPOSERS: Record<string, string> = {
+  'src/jobs/worker.ts':
+    "settles a job's hold when its provider reports the result, minutes after the request",
+  'src/jobs/service.ts': 'releases the hold of a job whose submission failed',
+  'src/jobs/cancel.ts': 'releases the hold of a job cancelled before any worker took it',
+  'src/jobs/cancel-charge.ts': 'charges or releases a job cancelled after hand-off (issue 30)',
+  'src/cache/charge.ts': 'charges a cache hit, which holds and settles in one decision',
+  'src/http/request-log.ts': 'logs a request that settled nothing (a refusal), after the answer',
+  'src/modalities/realtime/holds.ts': "logs a realtime stream's record once its slices are settled",
+  'src/chat/output-hold.ts': "holds a chat request's worst case, sized by the chat pricing",
+  'src/batches/stray-holds.ts': "releases the holds of a batch's lines a stopped gateway left open",
+  'src/batches/upstream.ts': "holds, settles and releases a provider batch's lines",
+};
+
+const LEDGER_CALL =
+  /\bspending\.(?:reserve|settle|release|charge|logRequest)\(|from '(?:\.\.\/)+pipeline\/ledger\.ts'/;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.includes('.spec.') ? [path] : [];
+  });
+}
+
+describe('architecture: the served-call path composes the ledger', () => {
+  const composers = sourceFiles('src')
+    .map((path) => relative(root, join(root, path)))
+    .filter((path) => !path.startsWith('src/pipeline/') && !path.startsWith('src/billing/'))
+    .filter((path) => LEDGER_CALL.test(readFileSync(join(root, path), 'utf8')));
+
+  it('finds the ledger calls (the pattern still matches the code)', () => {
+    expect(composers.length).toBeGreaterThan(0);
+  });
+
+  it('has no feature holding, settling, releasing, charging or logging a request beyond the known ones', () => {
+    expect(composers.filter((path) => !(path in LEDGER_COMPOSERS))).toEqual([]);
+  });
+
+  it('lists no file that no longer composes the ledger', () => {
+    expect(Object.keys(LEDGER_COMPOSERS).filter((path) => !composers.includes(path))).toEqual([]);
   });
 });

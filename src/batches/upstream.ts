@@ -16,6 +16,7 @@ import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { fileBlobKey } from '../files/service.ts';
 import { settle } from '../pipeline/ledger.ts';
+import { clientError } from '../pipeline/retries.ts';
 import { batchApiOf } from '../providers/batch-apis.ts';
 import { failureOf, UpstreamError } from '../providers/errors.ts';
 import { upstreamOf } from '../providers/registry.ts';
@@ -331,7 +332,8 @@ export class UpstreamBatches {
           result.error.message,
           result.error.status,
         );
-        const described = this.deps.describeError(error);
+        // Converted as a served call's upstream failure is (pipeline/retries.ts), so the line reads as it would.
+        const described = this.deps.describeError(clientError(error, model.id));
         await this.logFailed(batch, line, body, model, described.status, described.body.error);
         await this.record(batch, {
           line: line.line,

@@ -135,6 +135,26 @@ describe('lines of a provider with a batch API go to that API, settled at its ba
   });
 });
 
+describe("a line the provider's batch refused", () => {
+  it('is in the error file with the status and message the provider gave, as a request of its own would be', async () => {
+    sims.anthropic.batches.failRequest('line-2', 400);
+    const created = await submit(world.client, [
+      line('ok', 'anthropic/claude-sonnet-4-5', 'served'),
+      line('refused', 'anthropic/claude-sonnet-4-5', 'refused'),
+    ]);
+    const done = await waitForStatus(world.client, created.id, (s) => s === 'completed');
+    expect(done.request_counts).toEqual({ total: 2, completed: 1, failed: 1 });
+    const errors = jsonl(await (await world.client.files.content(done.error_file_id as string)).text());
+    expect(errors.map((e) => e.custom_id)).toEqual(['refused']);
+    // Not the gateway's own 500: the provider's refusal, converted as the served path converts it.
+    expect(errors[0].response.status_code).toBe(400);
+    expect(errors[0].response.body.error).toMatchObject({ type: 'invalid_request_error' });
+    expect(errors[0].response.body.error.message).toMatch(/anthropic\/claude-sonnet-4-5: Invalid request\./);
+    expect(await chargesOf(pool(), created.id)).toHaveLength(1);
+    expect(await openHolds(pool(), created.id)).toBe(0);
+  });
+});
+
 describe('a submission whose reply is lost', () => {
   it('OpenAI: the batch is found by its name at the next pass and polled, not created again', async () => {
     const created = [...sims.openai.batches.batches.keys()].length;

@@ -32,6 +32,7 @@ export class BatchBook {
   private held = false;
   private loseReply = false;
   private readonly endings: Ending[] = [];
+  private readonly failing = new Map<string, number>();
   private seq = 0;
 
   constructor(private readonly chat: Provider) {}
@@ -60,6 +61,11 @@ export class BatchBook {
   /** The next batch to end ends this way. */
   endNext(ending: Ending): void {
     this.endings.push(ending);
+  }
+
+  /** The request of this key, in the next batch that serves one, is answered with the provider's own error. */
+  failRequest(key: string, status: number): void {
+    this.failing.set(key, status);
   }
 
   create(prefix: string, name: string | undefined, requests: SimRequest[]): SimBatch {
@@ -93,7 +99,14 @@ export class BatchBook {
     const served = ending.state === 'failed' ? 0 : (ending.served ?? batch.requests.length);
     for (const [index, request] of batch.requests.entries()) {
       if (index >= served) break;
-      batch.replies.set(request.key, this.chat.handle(incoming(request.call, index)));
+      const failed = this.failing.get(request.key);
+      this.failing.delete(request.key);
+      batch.replies.set(
+        request.key,
+        failed === undefined
+          ? this.chat.handle(incoming(request.call, index))
+          : this.chat.errorReply(failed, index),
+      );
     }
     batch.state = ending.state;
     batch.message = ending.message;
