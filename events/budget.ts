@@ -81,6 +81,8 @@ export const PriceLine = z.object({
 export const ChargeDetail = z.object({
   model: z.string(),
   provider: z.string(),
+  /** The operator's credential of the provider that served it, by its name (never the secret); absent before pools. */
+  credential: z.string().optional(),
   lines: z.array(PriceLine),
   passThroughNanos: Nanos,
   feeNanos: Nanos,

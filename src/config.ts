@@ -106,6 +106,8 @@ export interface Config {
   fallbacks: Record<string, string[]>;
   /** The automatic router's model lists from the config file. */
   routing: FileSettings['routing'];
+  /** The providers' key pools from the config file (docs/providers.md#key-pools). */
+  pools: FileSettings['pools'];
   logLevel: z.infer<typeof Env>['LOG_LEVEL'];
   edge: EdgeLimits;
   /** Bytes of files an account (its sub-accounts included) may keep; uploads past it are refused. */
@@ -155,7 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   let file: FileSettings;
   try {
-    file = readConfigFile(e.GATEWAY_CONFIG);
+    file = readConfigFile(e.GATEWAY_CONFIG, given);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -194,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     env: { ...file.variables, ...given },
     fallbacks: file.fallbacks,
     routing: file.routing,
+    pools: file.pools,
     logLevel: e.LOG_LEVEL,
     edge: {
       maxBodyBytes: e.GATEWAY_MAX_BODY_BYTES,

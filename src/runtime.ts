@@ -45,6 +45,7 @@ import { CardTopUps, stripeSettings } from './payments/stripe.ts';
 import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
+import { openCredentialPools } from './providers/credentials/open.ts';
 import { ProviderHealth } from './providers/health.ts';
 import { ModelListPoller, modelListIntervalMs } from './providers/model-lists.ts';
 import { attachOfferedModels, OfferedModels } from './providers/offered-models.ts';
@@ -195,11 +196,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   await modelLists.start();
   const health = new ProviderHealth();
   health.reportModelLists(offered);
+  const credentials = openCredentialPools(config, clock, options.log);
+  health.reportCredentials(credentials);
   const chat = {
     spending,
     catalog,
     env: config.env,
     health,
+    credentials,
     timeoutMs: config.upstreamTimeoutMs,
     maxRetryWaitMs: config.maxRetryWaitMs,
     fallbacks: config.fallbacks,

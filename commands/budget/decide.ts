@@ -22,7 +22,6 @@ import {
   holdData,
   pending,
   priceOfHold,
-  toHold,
 } from './state.ts';
 
 export interface Carried {

@@ -36,8 +36,6 @@ const SETTLE_ATTEMPTS = 6;
  */
 const LEASE_WAIT_MS = 400;
 const LEASE_WAITS = 1;
-/** The longest a hold carved from a lease waits for another append to ride in. */
-const CARVE_LAZY_MS = 20;
 /**
  * While the database itself is away (a restart, a failover), a settlement keeps trying this long: the provider has
  * billed, and the answer is held back until its charge is durable.
@@ -64,6 +62,8 @@ export interface SettleInput {
   actualNanos: bigint;
   model: string;
   provider: string;
+  /** The provider credential that served, by name. */
+  credential?: string;
   charge: Charge;
   usageReported: boolean;
   units: number;
@@ -360,6 +360,7 @@ function chargeDetail(input: Omit<SettleInput, 'actualNanos' | 'loggedNanos'>): 
   return {
     model: input.model,
     provider: input.provider,
+    ...(input.credential && { credential: input.credential }),
     lines: input.charge.lines.map((l) => ({
       ...l,
       unitPriceNanosPerMillion: l.unitPriceNanosPerMillion.toString(),

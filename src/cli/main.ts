@@ -13,6 +13,7 @@ import { rebuildProjection } from '../projections/rebuild.ts';
 import { projectionStatus } from '../projections/status.ts';
 import { accountRestriction } from '../routing/patterns.ts';
 import { checkEndpointUrl } from '../webhooks/url.ts';
+import { credentialsCommand } from './credentials.ts';
 import { type DirectSession, openDirect } from './direct.ts';
 import { type KeyCommand, keyCommand } from './keys.ts';
 import { findRunningGateway, RemoteError } from './remote.ts';
@@ -51,6 +52,8 @@ const USAGE = `Usage: npm run -s gateway -- <command> [--init]     (or: npx mode
   webhooks set --account ID --url URL                where the account's lifecycle webhooks go (see docs/webhooks.md)
   webhooks clear --account ID                        stop the account's lifecycle webhooks
   webhooks show --account ID                         the endpoint and the latest deliveries, from the store
+  credentials list [--provider P]                    each provider credential's weight and state (running gateway)
+  credentials disable|enable --provider P --name N   take a credential out of rotation, or put it back
   projections status                                 each read model's checkpoint and lag
   projections rebuild [NAME]                         replay the log into fresh tables and swap them in
   audit [--account ID]                               verify the log alone: revisions, ids, schemas, hash chains, read
@@ -140,6 +143,7 @@ async function run(argv: string[]): Promise<unknown> {
     allowPositionals: true,
     options: {
       name: { type: 'string' },
+      provider: { type: 'string' },
       account: { type: 'string' },
       'key-id': { type: 'string' },
       'sub-account': { type: 'string' },
@@ -191,6 +195,11 @@ async function run(argv: string[]): Promise<unknown> {
   if (group === 'audit' || group === 'export' || (group === 'balance' && flags.at !== undefined))
     return runAuditor(auditorCommand(group, flags), () => open());
 
+  if (group === 'credentials') {
+    const remote = await findRunningGateway(config);
+    if (!remote) throw new UsageError(`credentials needs a running gateway at ${config.gatewayUrl}`);
+    return credentialsCommand(remote, action, flags, (message) => new UsageError(message));
+  }
   const view = viewCommand(group, action, flags);
   const accountAction = view ? undefined : await accountCommand(group, action, flags, config);
   const remote = await findRunningGateway(config);

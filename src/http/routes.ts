@@ -19,6 +19,7 @@ import { evalAliasHook } from './eval-alias.ts';
 import { rateLimitHook, requireMainKey } from './limits.ts';
 import { requestLogHooks } from './request-log.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
+import { adminCredentialRoutes } from './routes/admin/credentials.ts';
 import { adminKeyRoutes } from './routes/admin/keys.ts';
 import { adminViewRoutes } from './routes/admin/views.ts';
 import { adminWebhookRoutes } from './routes/admin/webhooks.ts';
@@ -145,6 +146,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await admin.register(adminKeyRoutes(deps.keys));
       await admin.register(adminViewRoutes(deps.pool));
       await admin.register(adminWebhookRoutes(deps.accounts, deps.chat.env));
+      if (deps.chat.credentials) await admin.register(adminCredentialRoutes(deps.chat.credentials));
     },
     { prefix: '/admin' },
   );

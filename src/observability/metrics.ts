@@ -22,6 +22,14 @@ export const upstreamSeconds = new client.Histogram({
   registers: [processRegistry],
 });
 
+/** Provider credentials taken out of rotation by a provider's refusal (401, 403, quota or billing). */
+export const credentialsOut = new client.Counter({
+  name: 'gateway_provider_credential_out_total',
+  help: 'Provider credentials taken out of rotation by the provider refusing them, per provider, credential and reason',
+  labelNames: ['provider', 'credential', 'reason'] as const,
+  registers: [processRegistry],
+});
+
 /** Events behind the log's head counted per read model, up to this many (more reads as this many). */
 export const LAG_COUNT_LIMIT = 10_000;
 

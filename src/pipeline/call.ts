@@ -1,5 +1,6 @@
 import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
+import { withCredential } from './credentials.ts';
 import { release, settle } from './ledger.ts';
 import { clientError, retryable, withRetries } from './retries.ts';
 import type { AdmittedTokens, Bill, Outcome, PipelineDeps } from './types.ts';
@@ -33,6 +34,8 @@ export interface Served<C extends Candidate, R extends Reserved, T> {
   reserved: R;
   result: T;
   latencyMs: number;
+  /** The pool credential that served, by name. */
+  credential?: string;
 }
 
 /**
@@ -50,8 +53,11 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
     const started = performance.now();
     try {
       reserved.hold.log?.tried(candidate.model.id, candidate.model.provider, index);
-      const result = await withRetries(deps, candidate.model.provider, () => plan.call(candidate, reserved));
-      return { candidate, reserved, result, latencyMs: Math.round(performance.now() - started) };
+      const { result, credential } = await withRetries(deps, candidate.model.provider, () =>
+        withCredential(deps.credentials, candidate, (keyed) => plan.call(keyed, reserved)),
+      );
+      const latencyMs = Math.round(performance.now() - started);
+      return { candidate, reserved, result, latencyMs, ...(credential && { credential }) };
     } catch (error) {
       await Promise.all([release(deps.spending, reserved.hold, 'failed'), reserved.tokens?.release()]);
       failure = clientError(error, candidate.model.id);
@@ -75,7 +81,10 @@ export async function settleServed<C extends Candidate, R extends Reserved, T>(
   // The tokens are trued up beside the charge: `units` is what a token-priced call used (chat: input and output;
   // embeddings: input), and only such calls admit tokens.
   const [costNanos] = await Promise.all([
-    settle(deps.spending, served.reserved.hold, served.candidate.model, bill),
+    settle(deps.spending, served.reserved.hold, served.candidate.model, {
+      ...bill,
+      ...(served.credential && { credential: served.credential }),
+    }),
     served.reserved.tokens?.settle(bill.units),
   ]);
   return {

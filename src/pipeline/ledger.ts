@@ -46,6 +46,7 @@ export function settle(
     actualNanos: bill.charge.chargedNanos,
     model: model.id,
     provider: model.provider,
+    ...(bill.credential && { credential: bill.credential }),
     charge: bill.charge,
     usageReported: bill.usageReported,
     units: bill.units,

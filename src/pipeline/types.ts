@@ -4,6 +4,7 @@ import type { Spending } from '../billing/spending.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
 import type { Charge } from '../contracts/money.ts';
+import type { CredentialPools } from '../providers/credentials/pool.ts';
 import type { ProviderHealth } from '../providers/health.ts';
 
 /** What every metered call needs: the ledger, the catalog and keys, the health window and the retry bounds. */
@@ -16,6 +17,8 @@ export interface PipelineDeps {
   timeoutMs: number;
   /** The longest Retry-After the gateway waits out itself before passing a 429 on. */
   maxRetryWaitMs: number;
+  /** The providers' credential pools; without them a call uses the environment's key as resolved. */
+  credentials?: CredentialPools;
 }
 
 /** Who is asking, under which cost tag, and a signal that fires when the client goes away. */
@@ -68,6 +71,8 @@ export interface Bill {
   usage?: ReportedUsage;
   /** For a routed request: what it saved against the router's baseline (chat/routed.ts). */
   savedNanos?: bigint;
+  /** The name of the pool credential that served the call (never its secret). */
+  credential?: string;
 }
 
 /** What a settled call comes to: the model that served it, what it cost, how long the provider took. */

@@ -9,6 +9,8 @@ export class UpstreamError extends Error {
     readonly status?: number,
     /** From the provider's Retry-After, when it gave one. */
     readonly retryAfterMs?: number,
+    /** The provider's own error code or type (`insufficient_quota`, `billing_error`), when its body named one. */
+    readonly code?: string,
   ) {
     super(message);
   }

@@ -1,3 +1,4 @@
+import type { CredentialPools, CredentialReport } from './credentials/pool.ts';
 import type { ModelListStatus, OfferedModels } from './offered-models.ts';
 
 /** How a provider's model list stands, as GET /health/providers reports it; null for a provider not asked. */
@@ -17,6 +18,8 @@ export interface ProviderReport {
   p95_ms: number;
   error_rate: number;
   model_list: ModelListReport | null;
+  /** The provider's credentials in this instance: name, state, why and since when (never the secret). */
+  credentials: CredentialReport[];
 }
 
 /**
@@ -26,12 +29,18 @@ export interface ProviderReport {
 export class ProviderHealth {
   private readonly windows = new Map<string, { latencies: number[]; failures: boolean[]; next: number }>();
   private lists: OfferedModels | undefined;
+  private pools: CredentialPools | undefined;
 
   constructor(private readonly size = 500) {}
 
   /** Where the model lists' state is read from (the gateway's offered models). */
   reportModelLists(lists: OfferedModels): void {
     this.lists = lists;
+  }
+
+  /** Where the credentials' standing is read from. */
+  reportCredentials(pools: CredentialPools): void {
+    this.pools = pools;
   }
 
   record(provider: string, latencyMs: number, ok: boolean): void {
@@ -48,7 +57,8 @@ export class ProviderHealth {
 
   report(): ProviderReport[] {
     const lists = new Map((this.lists?.status() ?? []).map((s) => [s.provider, listReport(s)]));
-    const providers = new Set([...this.windows.keys(), ...lists.keys()]);
+    const pooled = new Map((this.pools?.report() ?? []).map((p) => [p.provider, p.credentials]));
+    const providers = new Set([...this.windows.keys(), ...lists.keys(), ...pooled.keys()]);
     return [...providers]
       .map((provider) => {
         const window = this.windows.get(provider);
@@ -62,6 +72,7 @@ export class ProviderHealth {
           p95_ms: Math.round(at(0.95)),
           error_rate: sorted.length === 0 ? 0 : failures / sorted.length,
           model_list: lists.get(provider) ?? null,
+          credentials: pooled.get(provider) ?? this.pools?.credentialsOf(provider) ?? [],
         };
       })
       .sort((a, b) => a.provider.localeCompare(b.provider));

@@ -105,7 +105,20 @@ async function callUpstream(req: RawUpstreamRequest): Promise<UpstreamResponse> 
     req.errorMessage?.(text) ?? providerMessage(text) ?? `the provider answered ${response.statusCode}`,
     response.statusCode,
     parseRetryAfter(response.headers['retry-after']) ?? req.retryAfterFromBody?.(text),
+    providerCode(text),
   );
+}
+
+/** The code (OpenAI's `error.code`) or type (Anthropic's `error.type`) of a common error body, if any. */
+function providerCode(text: string): string | undefined {
+  try {
+    const error = (JSON.parse(text) as { error?: { code?: unknown; type?: unknown } }).error;
+    if (typeof error?.code === 'string') return error.code;
+    if (typeof error?.type === 'string') return error.type;
+  } catch {
+    // not JSON
+  }
+  return undefined;
 }
 
 /** POSTs JSON upstream (or GETs / DELETEs, with no body), through sendUpstream. */

@@ -3,6 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { ModelListState } from './model-list.ts';
 import type { ModelBehaviour, RecordedRequest, Script, Upstream } from './types.ts';
 
+/** The credential a request carries: a bearer token (OpenAI's, Gemini's keys aside) or Anthropic's x-api-key. */
+function keyOf(headers: Record<string, string>): string {
+  return (
+    headers.authorization?.replace(/^Bearer\s+/i, '') ??
+    headers['x-api-key'] ??
+    headers['x-goog-api-key'] ??
+    ''
+  );
+}
+
 /** A whole reply: a JSON (or raw text) body, or a body written chunk by chunk. */
 export type Reply = (
   | { status: number; headers?: Record<string, string>; body: unknown }
@@ -37,6 +47,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
   const requests: RecordedRequest[] = [];
   const queue: Script[] = [];
   const behaviours = new Map<string, ModelBehaviour>();
+  const byKey = new Map<string, Script>();
   const list = new ModelListState(provider.family ?? 'openai');
   let seq = 0;
   let connections = 0;
@@ -66,7 +77,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     }
     const { seq: _seq, invalidJson: _invalid, ...recorded } = incoming;
     requests.push(recorded);
-    const script = queue.shift() ?? { kind: 'ok' };
+    const script = byKey.get(keyOf(incoming.headers)) ?? queue.shift() ?? { kind: 'ok' };
     const model = (incoming.body as { model?: unknown } | undefined)?.model;
     const behaviour = typeof model === 'string' ? behaviours.get(model) : undefined;
     if (behaviour) {
@@ -141,6 +152,7 @@ export async function startUpstream(provider: Provider): Promise<Upstream> {
     requests,
     script: (next) => void queue.push(next),
     behave: (model, behaviour) => void behaviours.set(model, behaviour),
+    scriptKey: (key, script) => void (script ? byKey.set(key, script) : byKey.delete(key)),
     connections: () => connections,
     ...(provider.listModels && { models: list }),
     close: async () => {

@@ -4,6 +4,11 @@ export interface Upstream {
   requests: RecordedRequest[];
   /** Queues a behaviour for one future request; requests take them in order, 'ok' once the queue is empty. */
   script(next: Script): void;
+  /**
+   * How every request carrying this key answers from now on, before the script queue (none given: as before);
+   * for key pools, whose credentials the simulator tells apart.
+   */
+  scriptKey?(key: string, script: Script | undefined): void;
   /** How one upstream model answers from now on, by the model name the provider sees (`gpt-4o`); chat simulators only. */
   behave?(model: string, behaviour: ModelBehaviour): void;
   /** TCP connections accepted so far (the JSON and SSE simulators): whether the gateway kept its connection alive between calls. */

@@ -1,0 +1,259 @@
+import type { CredentialSpec } from '../../config-file.ts';
+import { UpstreamError } from '../errors.ts';
+
+export type { CredentialSpec };
+
+/**
+ * `active`: in rotation; `cooling`: a 429 rests it until `until`; `out`: refused by the provider (401, 403, a
+ * quota or billing refusal) or taken out by the operator, until the operator puts it back.
+ */
+export type CredentialState = 'active' | 'cooling' | 'out';
+export type OutReason = 'unauthorized' | 'forbidden' | 'quota' | 'operator';
+
+/** A credential as the health report and the admin API show it: never its secret. */
+export interface CredentialReport {
+  name: string;
+  weight: number;
+  state: CredentialState;
+  reason: OutReason | 'rate_limited' | null;
+  since: string | null;
+  /** When a cooling credential returns to rotation. */
+  until: string | null;
+  /** The provider's own words when it refused the credential. */
+  message: string | null;
+}
+
+/** A credential the pool took out of rotation on a provider's refusal (not the operator's own action). */
+export interface CredentialOut {
+  provider: string;
+  credential: string;
+  reason: Exclude<OutReason, 'operator'>;
+  status: number | null;
+  message: string;
+  at: Date;
+}
+
+interface Entry extends CredentialSpec {
+  state: CredentialState;
+  reason: CredentialReport['reason'];
+  since: Date | null;
+  until: Date | null;
+  message: string | null;
+  status: number | null;
+}
+
+/** How long a credential rests after a 429 that names no Retry-After. */
+export const DEFAULT_COOLING_MS = 30_000;
+
+export class UnknownCredential extends Error {
+  override readonly name = 'UnknownCredential';
+}
+
+/**
+ * Every provider's credentials and how each stands, in this instance's memory: the choice per call is a weighted
+ * draw among those in rotation, with no I/O. A provider with no configured pool gets a one-credential pool named
+ * `default` from its environment key, on first use.
+ */
+export class CredentialPools {
+  private readonly pools = new Map<string, Entry[]>();
+  private readonly listeners: Array<(out: CredentialOut) => void> = [];
+
+  constructor(
+    configured: Record<string, CredentialSpec[]>,
+    /** The provider's single key (`<PROVIDER>_API_KEY`), for a provider with no configured pool. */
+    private readonly envKey: (provider: string) => string | undefined,
+    private readonly clock: () => Date = () => new Date(),
+    private readonly random: () => number = Math.random,
+  ) {
+    for (const [provider, specs] of Object.entries(configured)) {
+      this.pools.set(provider, specs.map(fresh));
+    }
+  }
+
+  /** Told of every credential a provider's refusal takes out (metrics, the operator's webhook, the log). */
+  onOut(listener: (out: CredentialOut) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** A weighted draw among the provider's credentials in rotation, leaving out those already tried by this call. */
+  pick(provider: string, tried: ReadonlySet<string>): CredentialSpec | undefined {
+    const now = this.clock();
+    const entries = this.entries(provider);
+    // A lone credential has nothing to give way to: it is asked whatever the provider last said (as before pools),
+    // unless the operator took it out.
+    const [lone] = entries;
+    if (entries.length === 1 && lone && !tried.has(lone.name) && lone.reason !== 'operator') return lone;
+    const usable = entries.filter((e) => !tried.has(e.name) && this.inRotation(e, now));
+    const total = usable.reduce((sum, e) => sum + e.weight, 0);
+    let draw = this.random() * total;
+    for (const entry of usable) {
+      draw -= entry.weight;
+      if (draw < 0) return entry;
+    }
+    return usable.at(-1);
+  }
+
+  /** The error a call gets when no credential of the provider is in rotation: as the provider would answer. */
+  exhausted(provider: string): UpstreamError {
+    const now = this.clock();
+    const entries = this.entries(provider);
+    const cooling = entries.filter((e) => e.state === 'cooling' && e.until && e.until > now);
+    if (cooling.length > 0) {
+      const soonest = Math.min(...cooling.map((e) => (e.until as Date).getTime()));
+      return new UpstreamError(
+        'rate_limited',
+        `every ${provider} credential is rate limited`,
+        429,
+        soonest - now.getTime(),
+      );
+    }
+    const last = entries.filter((e) => e.state === 'out').sort((a, b) => time(b.since) - time(a.since))[0];
+    const why = entries.map((e) => `${e.name}: ${e.reason ?? e.state}`).join(', ');
+    return new UpstreamError(
+      'client',
+      `no ${provider} credential is in rotation (${why || 'none configured'})${last?.message ? `: ${last.message}` : ''}`,
+      last?.status ?? 401,
+    );
+  }
+
+  /**
+   * Judges a failed call made with the credential: a 429 rests it (for the provider's Retry-After), a refusal of
+   * the credential itself takes it out. True when the call should move on to another credential.
+   */
+  judge(provider: string, name: string, error: unknown): boolean {
+    if (!(error instanceof UpstreamError) || error.status === undefined) return false;
+    const entry = this.entries(provider).find((e) => e.name === name);
+    if (!entry) return false;
+    const now = this.clock();
+    const refusal = refusalOf(error);
+    if (refusal) {
+      if (entry.state === 'out') return true;
+      Object.assign(entry, { state: 'out', reason: refusal, since: now, until: null });
+      Object.assign(entry, { message: error.message, status: error.status });
+      const out = {
+        provider,
+        credential: name,
+        reason: refusal,
+        status: error.status,
+        message: error.message,
+      };
+      for (const listener of this.listeners) listener({ ...out, at: now });
+      return true;
+    }
+    if (error.failure !== 'rate_limited') return false;
+    const until = new Date(now.getTime() + (error.retryAfterMs ?? DEFAULT_COOLING_MS));
+    if (entry.state !== 'out') {
+      Object.assign(entry, {
+        state: 'cooling',
+        reason: 'rate_limited',
+        since: now,
+        until,
+        message: error.message,
+      });
+    }
+    return true;
+  }
+
+  /** A call the credential served: a lone credential the provider refused or rate limited before is back. */
+  served(provider: string, name: string): void {
+    const entries = this.entries(provider);
+    const [lone] = entries;
+    if (
+      entries.length === 1 &&
+      lone?.name === name &&
+      lone.state !== 'active' &&
+      lone.reason !== 'operator'
+    ) {
+      Object.assign(lone, fresh(lone));
+    }
+  }
+
+  /** The operator takes a credential out of rotation, or puts one back (clearing any refusal or cooling). */
+  setInRotation(provider: string, name: string, inRotation: boolean): CredentialReport {
+    const entry = this.entries(provider).find((e) => e.name === name);
+    if (!entry) throw new UnknownCredential(`no credential '${name}' for provider '${provider}'`);
+    if (inRotation) Object.assign(entry, fresh(entry));
+    else
+      Object.assign(entry, {
+        state: 'out',
+        reason: 'operator',
+        since: this.clock(),
+        until: null,
+        message: null,
+      });
+    return this.describe(entry, this.clock());
+  }
+
+  /** Every provider with credentials, and each credential's standing. */
+  report(): Array<{ provider: string; credentials: CredentialReport[] }> {
+    const now = this.clock();
+    return [...this.pools.entries()]
+      .filter(([, entries]) => entries.length > 0)
+      .map(([provider, entries]) => ({ provider, credentials: entries.map((e) => this.describe(e, now)) }))
+      .sort((a, b) => a.provider.localeCompare(b.provider));
+  }
+
+  /** One provider's credentials (creating its `default` pool from the environment), for the admin API. */
+  credentialsOf(provider: string): CredentialReport[] {
+    const now = this.clock();
+    return this.entries(provider).map((e) => this.describe(e, now));
+  }
+
+  private entries(provider: string): Entry[] {
+    let entries = this.pools.get(provider);
+    if (!entries) {
+      const key = this.envKey(provider);
+      entries = key ? [fresh({ name: 'default', key, weight: 1 })] : [];
+      this.pools.set(provider, entries);
+    }
+    return entries;
+  }
+
+  private inRotation(entry: Entry, now: Date): boolean {
+    if (entry.state === 'cooling' && entry.until && entry.until <= now) Object.assign(entry, fresh(entry));
+    return entry.state === 'active' && entry.weight > 0;
+  }
+
+  private describe(entry: Entry, now: Date): CredentialReport {
+    this.inRotation(entry, now);
+    return {
+      name: entry.name,
+      weight: entry.weight,
+      state: entry.state,
+      reason: entry.reason,
+      since: entry.since?.toISOString() ?? null,
+      until: entry.until?.toISOString() ?? null,
+      message: entry.message,
+    };
+  }
+}
+
+function fresh(spec: CredentialSpec): Entry {
+  const { name, key, weight } = spec;
+  return {
+    name,
+    key,
+    weight,
+    state: 'active',
+    reason: null,
+    since: null,
+    until: null,
+    message: null,
+    status: null,
+  };
+}
+
+const time = (date: Date | null) => date?.getTime() ?? 0;
+
+/**
+ * A refusal of the credential itself rather than of the request: 401, 403, 402, and the quota and billing errors
+ * some providers send with another status (OpenAI's `insufficient_quota` is a 429, Anthropic's `billing_error` a
+ * 400).
+ */
+function refusalOf(error: UpstreamError): CredentialOut['reason'] | undefined {
+  if (error.code === 'insufficient_quota' || error.code === 'billing_error' || error.status === 402)
+    return 'quota';
+  if (error.status === 401) return 'unauthorized';
+  if (error.status === 403) return 'forbidden';
+  return undefined;
+}
