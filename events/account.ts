@@ -86,6 +86,10 @@ export const AccountSettingsChanged = z.object({
   mcpWriteTools: z.boolean().optional(),
   /** The response cache's mode for the account's requests that name none (`auto` until set; docs/cache.md). */
   cacheDefault: z.enum(['auto', 'force', 'semantic', 'skip']).optional(),
+  /** Whether the account's sub-accounts may register provider keys of their own (docs/providers.md). */
+  byokSubAccounts: z.boolean().optional(),
+  /** Whether a request whose own provider key fails may fall back to the operator's pool (off until set). */
+  byokFallback: z.boolean().optional(),
 });
 
 /** A monthly (UTC calendar month) spending cap for a cost tag. */
@@ -106,6 +110,26 @@ export const DailyUsageSummarized = z.object({
 /** Where the account's lifecycle webhooks go (set by the operator); null stops them. */
 export const WebhookEndpointSet = z.object({ accountId: z.string(), url: z.string().nullable() });
 
+/**
+ * A provider key the account (or one of its sub-accounts) brought (docs/providers.md, Bring your own key). The
+ * secret itself never enters the log: it is encrypted in the `provider_keys` table; only its last four characters
+ * are recorded, to recognise it.
+ */
+export const ProviderKeyRegistered = z.object({
+  accountId: z.string(),
+  subAccountId: z.string().nullable(),
+  providerKeyId: z.string(),
+  provider: z.string(),
+  name: z.string(),
+  last4: z.string(),
+});
+
+export const ProviderKeyRemoved = z.object({
+  accountId: z.string(),
+  subAccountId: z.string().nullable(),
+  providerKeyId: z.string(),
+});
+
 export const accountEventSchemas = {
   AccountOpened,
   ApiKeyIssued,
@@ -118,6 +142,8 @@ export const accountEventSchemas = {
   TagBudgetRemoved,
   DailyUsageSummarized,
   WebhookEndpointSet,
+  ProviderKeyRegistered,
+  ProviderKeyRemoved,
 } as const;
 
 type Of<T extends keyof typeof accountEventSchemas> = {
@@ -140,6 +166,8 @@ export type AccountEvent =
   | Of<'TagBudgetSet'>
   | Of<'TagBudgetRemoved'>
   | Of<'DailyUsageSummarized'>
-  | Of<'WebhookEndpointSet'>;
+  | Of<'WebhookEndpointSet'>
+  | Of<'ProviderKeyRegistered'>
+  | Of<'ProviderKeyRemoved'>;
 
 export const accountStream = (accountId: string) => `account-${accountId}`;

@@ -81,12 +81,16 @@ export const PriceLine = z.object({
 export const ChargeDetail = z.object({
   model: z.string(),
   provider: z.string(),
-  /** The operator's credential of the provider that served it, by its name (never the secret); absent before pools. */
+  /**
+   * The credential of the provider that served it, by its name (never the secret): the operator's, or `byok:<name>`
+   * for the client's own key; absent before pools.
+   */
   credential: z.string().optional(),
   lines: z.array(PriceLine),
   passThroughNanos: Nanos,
   feeNanos: Nanos,
-  discount: z.enum(['none', 'cache', 'batch', 'batch_api', 'batch_fee']),
+  /** `byok`: served with the client's own provider key; `chargedNanos` is the fee alone (docs/billing.md). */
+  discount: z.enum(['none', 'cache', 'batch', 'batch_api', 'batch_fee', 'byok']),
   discountNanos: Nanos,
   /** False when the provider reported no usage and the quantities are the gateway's own estimate. */
   usageReported: z.boolean(),

@@ -3,10 +3,12 @@ import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import { type CacheEvent, cacheEventSchemas } from './cache.ts';
 import { type CatalogEvent, catalogEventSchemas } from './catalog.ts';
+import { type CredentialEvent, credentialEventSchemas } from './credential.ts';
 import { type EvalEvent, evalEventSchemas } from './eval.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import type { GatewayEvent } from './index.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
+import { type ReconciliationEvent, reconciliationEventSchemas } from './reconciliation.ts';
 import { type ReplayEvent, replayEventSchemas } from './replay.ts';
 import { type SubAccountEvent, subAccountEventSchemas } from './subaccount.ts';
 import {
@@ -30,6 +32,8 @@ export interface EventsByCategory {
   cache: CacheEvent;
   catalog: CatalogEvent;
   eval: EvalEvent;
+  credential: CredentialEvent;
+  reconciliation: ReconciliationEvent;
 }
 
 export type EventCategory = keyof EventsByCategory;
@@ -56,6 +60,8 @@ const schemasByCategory: Record<EventCategory, object> = {
   cache: cacheEventSchemas,
   catalog: catalogEventSchemas,
   eval: evalEventSchemas,
+  credential: credentialEventSchemas,
+  reconciliation: reconciliationEventSchemas,
 };
 
 const categoryOfType = new Map<string, EventCategory>(

@@ -5,10 +5,12 @@ import { type BatchEvent, batchEventSchemas } from './batch.ts';
 import { type BudgetEvent, budgetEventSchemas } from './budget.ts';
 import { type CacheEvent, cacheEventSchemas } from './cache.ts';
 import { type CatalogEvent, catalogEventSchemas } from './catalog.ts';
+import { type CredentialEvent, credentialEventSchemas } from './credential.ts';
 import type { EventMetadata, NewEvent, StoredEvent } from './envelope.ts';
 import { type EvalEvent, evalEventSchemas } from './eval.ts';
 import { type FileEvent, fileEventSchemas } from './file.ts';
 import { type JobEvent, jobEventSchemas } from './job.ts';
+import { type ReconciliationEvent, reconciliationEventSchemas } from './reconciliation.ts';
 import { type ReplayEvent, replayEventSchemas } from './replay.ts';
 import { type SubAccountEvent, subAccountEventSchemas } from './subaccount.ts';
 import {
@@ -32,6 +34,8 @@ export const eventSchemas = {
   ...cacheEventSchemas,
   ...catalogEventSchemas,
   ...evalEventSchemas,
+  ...credentialEventSchemas,
+  ...reconciliationEventSchemas,
 } as const;
 
 export type EventType = keyof typeof eventSchemas;
@@ -47,7 +51,9 @@ export type GatewayEvent =
   | ReplayEvent
   | CacheEvent
   | CatalogEvent
-  | EvalEvent;
+  | EvalEvent
+  | CredentialEvent
+  | ReconciliationEvent;
 
 /** The schema version each event type is written at now; a type's version rises only with an upcaster. */
 const CURRENT_VERSIONS: Partial<Record<EventType, number>> = {};

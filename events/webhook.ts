@@ -21,6 +21,8 @@ export const WebhookEventType = z.enum([
   'key.rotated',
   'eval.completed',
   'eval.failed',
+  'provider.credential.out',
+  'reconciliation.variance',
 ]);
 
 const Instant = z.iso.datetime({ offset: true });

@@ -6,6 +6,7 @@ import { evalsProjection } from './evals/index.ts';
 import { filesProjection } from './files/index.ts';
 import { holdsProjection } from './holds/index.ts';
 import { jobsProjection } from './jobs/index.ts';
+import { reconciliationsProjection } from './reconciliations/index.ts';
 import { replaysProjection } from './replays/index.ts';
 import { requestsProjection } from './requests/index.ts';
 import { routingProjection } from './routing/index.ts';
@@ -33,6 +34,7 @@ export const projections: readonly Projection[] = [
   requestsProjection,
   routingProjection,
   statementsProjection,
+  reconciliationsProjection,
 ];
 
 export function projectionNamed(name: string): Projection | undefined {

@@ -22,6 +22,10 @@ const PoolKey = z
     /** The environment variable holding the secret, so that the file itself need not. */
     key_env: z.string().min(1).optional(),
     weight: z.number().int().min(0).max(1_000_000).default(1),
+    /** Requests and tokens per minute, and pass-through per UTC month, past which the pool skips the credential. */
+    rpm: z.number().int().positive().optional(),
+    tpm: z.number().int().positive().optional(),
+    monthly_spend_cents: z.number().int().positive().optional(),
   })
   .strict()
   .refine((k) => (k.key === undefined) !== (k.key_env === undefined), {
@@ -45,6 +49,11 @@ const ConfigFile = z.object({
     )
     .default({}),
   fallbacks: z.record(z.string(), z.array(z.string().min(1))).default({}),
+  /** The operator's own account, for its notices (GATEWAY_OPERATOR_ACCOUNT wins). */
+  operator_account: z
+    .string()
+    .regex(/^acct_[A-Za-z0-9]+$/, 'an account id (acct_…)')
+    .optional(),
   /** The models the automatic router may choose: allowed (all when absent) minus excluded; `*` is a wildcard. */
   routing: z
     .object({
@@ -67,6 +76,8 @@ export interface CredentialSpec {
   name: string;
   key: string;
   weight: number;
+  /** The operator's limits (`monthlySpendNanos`: pass-through per UTC month). */
+  limits?: { rpm?: number; tpm?: number; monthlySpendNanos?: bigint };
 }
 
 export interface FileSettings {
@@ -76,6 +87,8 @@ export interface FileSettings {
   routing: { allowed: string[] | null; excluded: string[] };
   /** Each provider's key pool, by provider id, with `default` (its single key) first when set. */
   pools: Record<string, CredentialSpec[]>;
+  /** The account the operator's notices go to (docs/webhooks.md). */
+  operatorAccount: string | undefined;
 }
 
 export class ConfigFileError extends Error {
@@ -83,7 +96,15 @@ export class ConfigFileError extends Error {
 }
 
 export function readConfigFile(path: string | undefined, env: NodeJS.ProcessEnv = {}): FileSettings {
-  if (!path) return { variables: {}, fallbacks: {}, routing: { allowed: null, excluded: [] }, pools: {} };
+  if (!path) {
+    return {
+      variables: {},
+      fallbacks: {},
+      routing: { allowed: null, excluded: [] },
+      pools: {},
+      operatorAccount: undefined,
+    };
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -110,7 +131,14 @@ export function readConfigFile(path: string | undefined, env: NodeJS.ProcessEnv 
           `invalid GATEWAY_CONFIG ${path}: providers.${provider}.keys.${i}.key_env: ${k.key_env} is not set`,
         );
       }
-      return { name: k.name, key, weight: k.weight };
+      const limits = {
+        ...(k.rpm !== undefined && { rpm: k.rpm }),
+        ...(k.tpm !== undefined && { tpm: k.tpm }),
+        ...(k.monthly_spend_cents !== undefined && {
+          monthlySpendNanos: BigInt(k.monthly_spend_cents) * 10_000_000n,
+        }),
+      };
+      return { name: k.name, key, weight: k.weight, ...(Object.keys(limits).length > 0 && { limits }) };
     });
     pools[provider] = [...(single ? [{ name: 'default', key: single, weight: 1 }] : []), ...keys];
     // Availability and the model list ask for the provider's key: with no single key, the pool's first stands in.
@@ -125,5 +153,6 @@ export function readConfigFile(path: string | undefined, env: NodeJS.ProcessEnv 
     fallbacks: parsed.data.fallbacks,
     routing: { allowed: allowed ?? null, excluded },
     pools,
+    operatorAccount: parsed.data.operator_account,
   };
 }

@@ -17,6 +17,10 @@ const Env = z.object({
   GATEWAY_ADMIN_TOKEN: z.string().min(16).optional(),
   GATEWAY_ADMIN_TOKEN_PREVIOUS: z.string().min(16).optional(),
   GATEWAY_SIGNING_SECRET: z.string().min(16).optional(),
+  GATEWAY_OPERATOR_ACCOUNT: z
+    .string()
+    .regex(/^acct_[A-Za-z0-9]+$/, 'an account id (acct_…)')
+    .optional(),
   GATEWAY_URL: z.string().optional(),
   GATEWAY_MEDIA_URL: z.string().url().optional(),
   GATEWAY_MCP_URL: z.string().url().optional(),
@@ -85,6 +89,11 @@ export interface Config {
   adminTokenPrevious: string | undefined;
   /** What webhook secrets and media URL signatures derive from; the admin token when unset. */
   signingSecret: string | undefined;
+  /**
+   * The account whose webhook endpoints receive the operator's notices (a credential out of rotation, …), never
+   * a customer's; without it those notices are recorded and logged but delivered nowhere (docs/webhooks.md).
+   */
+  operatorAccountId: string | undefined;
   gatewayUrl: string;
   /** Where signed media URLs point (the gateway's own `/media` route unless set). */
   mediaUrl: string | undefined;
@@ -183,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: e.GATEWAY_ADMIN_TOKEN,
     adminTokenPrevious: e.GATEWAY_ADMIN_TOKEN_PREVIOUS,
     signingSecret: e.GATEWAY_SIGNING_SECRET,
+    operatorAccountId: e.GATEWAY_OPERATOR_ACCOUNT ?? file.operatorAccount,
     gatewayUrl: e.GATEWAY_URL ?? `http://127.0.0.1:${e.PORT}`,
     mediaUrl: e.GATEWAY_MEDIA_URL,
     mcpUrl: e.GATEWAY_MCP_URL,

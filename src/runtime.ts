@@ -9,6 +9,9 @@ import { allInstancesReached, InstancePositions } from './accounts/instance-posi
 import { postgresLiveSnapshots } from './accounts/live-snapshot.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
 import { NamedKeys } from './accounts/named-keys.ts';
+import { ProviderKeyStore } from './accounts/provider-key-store.ts';
+import { ProviderKeys } from './accounts/provider-keys.ts';
+import { secretBoxOf } from './accounts/secret-box.ts';
 import { AccountService, type IssuedKey } from './accounts/service.ts';
 import { SubAccounts } from './accounts/sub-accounts.ts';
 import { refuseUnbatchable } from './batches/admit.ts';
@@ -46,9 +49,12 @@ import { rebuildProjection } from './projections/rebuild.ts';
 import { ProjectionRunner } from './projections/runner.ts';
 import { ensureProjectionTables } from './projections/tables.ts';
 import { openCredentialPools } from './providers/credentials/open.ts';
+import { seedCredentialSpend } from './providers/credentials/spend-seed.ts';
 import { ProviderHealth } from './providers/health.ts';
 import { ModelListPoller, modelListIntervalMs } from './providers/model-lists.ts';
 import { attachOfferedModels, OfferedModels } from './providers/offered-models.ts';
+import { Reconciler } from './reconciliation/reconciler.ts';
+import { reconcileSettings } from './reconciliation/settings.ts';
 import { requestLogReader } from './replays/request-log.ts';
 import { ReplayService } from './replays/service.ts';
 import { ShadowWorker } from './replays/shadow.ts';
@@ -57,6 +63,7 @@ import { startRetentionWorker } from './requests/retention.ts';
 import { Router } from './routing/router.ts';
 import { warmTokenizer } from './tokens/count.ts';
 import { CatalogChanges } from './webhooks/catalog-changes.ts';
+import { recordCredentialRefusals } from './webhooks/credential-refusals.ts';
 import { Webhooks } from './webhooks/service.ts';
 import { startWebhookWorker } from './webhooks/worker.ts';
 import { startWorkers } from './workers/index.ts';
@@ -93,6 +100,7 @@ export interface RuntimeOptions {
     webhooks?: number;
     batches?: number;
     evals?: number;
+    reconcile?: number;
   };
 }
 
@@ -158,10 +166,19 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   const spending = new Spending(ledger, live, clock, { leases: config.spendLeases });
   const subAccounts = new SubAccounts(store, live, database.pool, clock, everywhere);
   const limiter = openRateLimiter(config.redisUrl, () => clock().getTime());
+  const reconciler = new Reconciler(
+    store,
+    database.pool,
+    reconcileSettings(config.env, config.pools),
+    clock,
+    config.operatorAccountId,
+  );
   const workers = startWorkers({
     pool: database.pool,
     spending,
     accounts,
+    reconciler,
+    reconcileIntervalMs: options.workerIntervalsMs?.reconcile,
     clock,
     log: options.log,
     expiryIntervalMs: options.workerIntervalsMs?.expiry,
@@ -197,13 +214,29 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   const health = new ProviderHealth();
   health.reportModelLists(offered);
   const credentials = openCredentialPools(config, clock, options.log);
+  recordCredentialRefusals(credentials, store, config.operatorAccountId, options.log);
+  await seedCredentialSpend(credentials, database.pool, clock(), options.log);
   health.reportCredentials(credentials);
+  // Provider keys accounts bring: sealed under GATEWAY_SECRETS_KEY in a table of their own (docs/providers.md).
+  const providerKeys = new ProviderKeys(
+    store,
+    new ProviderKeyStore(
+      database.pool,
+      secretBoxOf(config.env.GATEWAY_SECRETS_KEY, config.env.GATEWAY_SECRETS_KEY_PREVIOUS),
+    ),
+    live,
+    () => catalog.providers().filter((provider) => provider !== 'local'),
+    everywhere,
+    clock,
+  );
+  await providerKeys.start(options.log);
   const chat = {
     spending,
     catalog,
     env: config.env,
     health,
     credentials,
+    ownKeys: providerKeys,
     timeoutMs: config.upstreamTimeoutMs,
     maxRetryWaitMs: config.maxRetryWaitMs,
     fallbacks: config.fallbacks,
@@ -360,9 +393,11 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     live,
     accounts,
     keys,
+    providerKeys,
     subAccounts,
     spending,
     requestBodies,
+    reconciler,
     limiter,
     adminToken,
     previousAdminToken: config.adminTokenPrevious,

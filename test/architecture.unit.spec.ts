@@ -55,6 +55,7 @@ const LAYERS: { name: string; units: string[] }[] = [
       'src/replays',
       'src/responses',
       'src/evals',
+      'src/reconciliation',
     ],
   },
   { name: 'http', units: ['src/http'] },

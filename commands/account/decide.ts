@@ -2,6 +2,7 @@ import type { AccountEvent } from '../../events/account.ts';
 import { NANOS_PER_CENT } from '../../events/money.ts';
 import { DomainError } from '../errors.ts';
 import { type KeyTerms, keyName, type Rotation, rotate } from '../keys.ts';
+import { registerProviderKey, removeProviderKey } from './provider-keys.ts';
 import type { AccountState } from './state.ts';
 
 /**
@@ -38,12 +39,24 @@ export type AccountCommand =
       routing?: { allowed: string[] | null; excluded: string[] } | null;
       mcpWriteTools?: boolean;
       cacheDefault?: 'auto' | 'force' | 'semantic' | 'skip';
+      byokSubAccounts?: boolean;
+      byokFallback?: boolean;
     }
   | { type: 'SetTagBudget'; tag: string; capNanos: bigint }
   | { type: 'RemoveTagBudget'; tag: string }
   | { type: 'SummarizeDay'; day: string; requests: number; costNanos: bigint; units: number }
   /** The URL's form and address are checked before the command is built (that check is I/O). */
-  | { type: 'SetWebhookEndpoint'; url: string | null };
+  | { type: 'SetWebhookEndpoint'; url: string | null }
+  /** The secret is stored (encrypted) before the command is built; only its last four characters travel here. */
+  | {
+      type: 'RegisterProviderKey';
+      subAccountId: string | null;
+      providerKeyId: string;
+      provider: string;
+      name: string;
+      last4: string;
+    }
+  | { type: 'RemoveProviderKey'; subAccountId: string | null; providerKeyId: string };
 
 /** A key generated outside the decider (randomness is I/O); only its hash reaches the log. */
 export interface NewKey {
@@ -195,6 +208,8 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
         ...(command.routing === undefined ? {} : { routing: command.routing }),
         ...(command.mcpWriteTools === undefined ? {} : { mcpWriteTools: command.mcpWriteTools }),
         ...(command.cacheDefault === undefined ? {} : { cacheDefault: command.cacheDefault }),
+        ...(command.byokSubAccounts === undefined ? {} : { byokSubAccounts: command.byokSubAccounts }),
+        ...(command.byokFallback === undefined ? {} : { byokFallback: command.byokFallback }),
       };
       return Object.keys(data).length > 1 ? [{ type: 'AccountSettingsChanged', data }] : [];
     }
@@ -234,6 +249,12 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
       requireAccount(state);
       if (state.webhookUrl === command.url) return [];
       return [{ type: 'WebhookEndpointSet', data: { accountId: state.accountId, url: command.url } }];
+    case 'RegisterProviderKey':
+      requireAccount(state);
+      return registerProviderKey(command, state);
+    case 'RemoveProviderKey':
+      requireAccount(state);
+      return removeProviderKey(command, state);
     default: {
       const _exhaustive: never = command;
       return _exhaustive;

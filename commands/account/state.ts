@@ -18,6 +18,8 @@ export interface AccountState {
   summarizedDays: ReadonlySet<string>;
   /** Where the account's lifecycle webhooks go; null when none is set. */
   webhookUrl: string | null;
+  /** Provider keys the account and its sub-accounts brought, not removed, by id (the secrets live outside the log). */
+  providerKeys: ReadonlyMap<string, { subAccountId: string | null; provider: string; name: string }>;
 }
 
 /** `balance.low` fires below $1.00 unless the operator sets another threshold. */
@@ -37,6 +39,7 @@ export function initialState(): AccountState {
     tagBudgets: new Map(),
     summarizedDays: new Set(),
     webhookUrl: null,
+    providerKeys: new Map(),
   };
 }
 
@@ -108,6 +111,16 @@ export function evolve(state: AccountState, event: AccountEvent): AccountState {
       return { ...state, summarizedDays: new Set(state.summarizedDays).add(event.data.day) };
     case 'WebhookEndpointSet':
       return { ...state, webhookUrl: event.data.url };
+    case 'ProviderKeyRegistered': {
+      const { providerKeyId, subAccountId, provider, name } = event.data;
+      const providerKeys = new Map(state.providerKeys).set(providerKeyId, { subAccountId, provider, name });
+      return { ...state, providerKeys };
+    }
+    case 'ProviderKeyRemoved': {
+      const providerKeys = new Map(state.providerKeys);
+      providerKeys.delete(event.data.providerKeyId);
+      return { ...state, providerKeys };
+    }
     default: {
       const _exhaustive: never = event;
       return _exhaustive;

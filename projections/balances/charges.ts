@@ -23,6 +23,7 @@ const COLUMNS = [
   ['charged_nanos', 'numeric'],
   ['occurred_at', 'timestamptz'],
   ['price_nanos', 'numeric'],
+  ['credential', 'text'],
 ] as const;
 const NAMES = COLUMNS.map(([name]) => name);
 const TYPES = COLUMNS.map(([, type]) => type);
@@ -85,5 +86,7 @@ function chargeRow({ event, stored }: Folded, ord: number): unknown[] {
     stored.occurredAt,
     // What the requester was charged: a sub-account's price (docs/billing.md, Reselling), else the cost.
     d.priceNanos ?? amount,
+    // The operator's credential that served it (docs/billing.md, Reconciliation); `default` before pools.
+    settled ? (settled.charge.credential ?? 'default') : null,
   ];
 }

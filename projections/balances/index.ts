@@ -8,8 +8,8 @@ import { foldCharges } from './charges.ts';
  * `adjusted_nanos` (credits less debits): balance = top-ups + adjustments − charges.
  */
 export const balancesProjection: Projection = {
-  // 4: adjusted_nanos and the adjustments table. 5: charges' price_nanos.
-  version: 5,
+  // 4: adjusted_nanos and the adjustments table. 5: charges' price_nanos. 6: charges' credential.
+  version: 6,
   name: 'balances',
   tables: {
     balances: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
@@ -71,9 +71,11 @@ export const balancesProjection: Projection = {
       held_nanos numeric(38, 0),
       charged_nanos numeric(38, 0) NOT NULL,
       occurred_at timestamptz NOT NULL,
-      price_nanos numeric(38, 0) NOT NULL
+      price_nanos numeric(38, 0) NOT NULL,
+      credential text
     );
-    CREATE INDEX ON ${t} (account_id, month, occurred_at)`,
+    CREATE INDEX ON ${t} (account_id, month, occurred_at);
+    CREATE INDEX ON ${t} (provider, occurred_at) WHERE kind = 'settled'`,
   },
   canHandle: [
     'AccountOpened',

@@ -153,6 +153,50 @@ export function noticeOf(event: GatewayEvent): Notice | undefined {
         },
       };
     }
+    case 'ProviderCredentialRefused': {
+      // The operator's own notice: to the operator's account, when one was configured, and to no other.
+      const d = event.data;
+      if (d.operatorAccountId === null) return undefined;
+      return {
+        accountId: d.operatorAccountId,
+        type: 'provider.credential.out',
+        data: {
+          provider: d.provider,
+          credential: d.credential,
+          reason: d.reason,
+          status: d.status,
+          message: d.message,
+          at: d.at,
+        },
+      };
+    }
+    case 'ProviderReconciled': {
+      // The operator's own notice, like a credential's: only a flagged reconciliation, only to the operator.
+      const d = event.data;
+      if (!d.flagged || d.operatorAccountId === null) return undefined;
+      return {
+        accountId: d.operatorAccountId,
+        type: 'reconciliation.variance',
+        data: {
+          provider: d.provider,
+          day: d.day,
+          run: d.run,
+          threshold_percent: d.thresholdPercent,
+          ledger_cents: cents(d.ledgerNanos),
+          provider_cents: cents(d.providerNanos),
+          rows: d.rows
+            .filter((r) => r.flagged)
+            .map((r) => ({
+              credential: r.credential,
+              model: r.model,
+              ledger_cents: cents(r.ledgerNanos),
+              provider_cents: cents(r.providerNanos),
+              variance_cents: cents(r.varianceNanos),
+              variance_percent: r.variancePercent,
+            })),
+        },
+      };
+    }
     default:
       return undefined;
   }
@@ -168,4 +212,6 @@ export const NOTICE_TYPES = [
   'WebhookSecretRotated',
   'EvalCompleted',
   'EvalFailed',
+  'ProviderCredentialRefused',
+  'ProviderReconciled',
 ] as const;

@@ -21,7 +21,7 @@ export interface LiveSnapshot {
  * Raised whenever the live state's fold or shape changes (src/accounts/live-state.ts): a snapshot of another
  * version is ignored.
  */
-export const LIVE_SNAPSHOT_VERSION = 6;
+export const LIVE_SNAPSHOT_VERSION = 7;
 
 export interface LiveSnapshots {
   load(): Promise<LiveSnapshot | undefined>;

@@ -38,6 +38,9 @@ export interface LiveAccount {
   mcpWriteTools: boolean;
   /** The response cache's mode for requests that name none (docs/cache.md). */
   cacheDefault: 'auto' | 'force' | 'semantic' | 'skip';
+  /** Whether its sub-accounts may register provider keys of their own; and whether a failing own key falls back. */
+  byokSubAccounts: boolean;
+  byokFallback: boolean;
 }
 
 export interface LiveSubAccount {
@@ -88,6 +91,7 @@ export class LiveAccounts {
   private saving: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly accountListeners = new Set<() => void>();
+  private readonly providerKeyListeners = new Set<(providerKeyId: string) => void>();
 
   /** With `snapshots`, a start resumes from the latest snapshot and snapshots are taken as the log grows. */
   constructor(
@@ -201,6 +205,8 @@ export class LiveAccounts {
       case 'eval':
       case 'cache':
       case 'catalog':
+      case 'credential':
+      case 'reconciliation':
         return;
       default: {
         const _exhaustive: never = sorted;
@@ -226,6 +232,8 @@ export class LiveAccounts {
           routing: null,
           mcpWriteTools: false,
           cacheDefault: 'auto',
+          byokSubAccounts: false,
+          byokFallback: false,
         });
         return;
       case 'ApiKeyIssued':
@@ -263,6 +271,8 @@ export class LiveAccounts {
         }
         if (event.data.mcpWriteTools !== undefined) account.mcpWriteTools = event.data.mcpWriteTools;
         if (event.data.cacheDefault !== undefined) account.cacheDefault = event.data.cacheDefault;
+        if (event.data.byokSubAccounts !== undefined) account.byokSubAccounts = event.data.byokSubAccounts;
+        if (event.data.byokFallback !== undefined) account.byokFallback = event.data.byokFallback;
         return;
       }
       case 'TagBudgetSet':
@@ -273,6 +283,11 @@ export class LiveAccounts {
         return;
       case 'DailyUsageSummarized':
       case 'WebhookEndpointSet':
+        return;
+      // The secrets are not in the log: the provider keys' own index (accounts/provider-keys.ts) reads them.
+      case 'ProviderKeyRegistered':
+      case 'ProviderKeyRemoved':
+        for (const listener of this.providerKeyListeners) listener(event.data.providerKeyId);
         return;
       default: {
         const _exhaustive: never = event;
@@ -357,6 +372,12 @@ export class LiveAccounts {
   onAccountsChanged(listener: () => void): () => void {
     this.accountListeners.add(listener);
     return () => this.accountListeners.delete(listener);
+  }
+
+  /** Calls `listener` with the id of each provider key registered or removed, as the log delivers it. */
+  onProviderKeyChanged(listener: (providerKeyId: string) => void): () => void {
+    this.providerKeyListeners.add(listener);
+    return () => this.providerKeyListeners.delete(listener);
   }
 
   private accountsChanged(): void {

@@ -134,6 +134,8 @@ export class AccountService {
       routing?: { allowed: string[] | null; excluded: string[] } | null;
       mcpWriteTools?: boolean;
       cacheDefault?: 'auto' | 'force' | 'semantic' | 'skip';
+      byokSubAccounts?: boolean;
+      byokFallback?: boolean;
     },
     correlationId?: string,
   ): Promise<void> {
@@ -152,6 +154,8 @@ export class AccountService {
         routing: settings.routing,
         mcpWriteTools: settings.mcpWriteTools,
         cacheDefault: settings.cacheDefault,
+        byokSubAccounts: settings.byokSubAccounts,
+        byokFallback: settings.byokFallback,
       },
       { now: this.clock(), correlationId },
     );

@@ -81,6 +81,8 @@ export class CapReplay {
       case 'eval':
       case 'cache':
       case 'catalog':
+      case 'credential':
+      case 'reconciliation':
         return;
       default: {
         const _exhaustive: never = sorted;
@@ -124,6 +126,8 @@ export class CapReplay {
       case 'AccountSettingsChanged':
       case 'DailyUsageSummarized':
       case 'WebhookEndpointSet':
+      case 'ProviderKeyRegistered':
+      case 'ProviderKeyRemoved':
         return;
       default: {
         const _exhaustive: never = event;

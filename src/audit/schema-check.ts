@@ -2,6 +2,7 @@ import { CATALOG_STREAM } from '../../events/catalog.ts';
 import { categoryOf } from '../../events/categories.ts';
 import { type StoredEvent, streamCategory } from '../../events/envelope.ts';
 import { type GatewayEvent, parseEvent } from '../../events/index.ts';
+import { reconciliationStream } from '../../events/reconciliation.ts';
 import { Findings, where } from './findings.ts';
 import { budgetStreamParts } from './scope.ts';
 
@@ -81,6 +82,15 @@ export class SchemaCheck {
       }
       case 'catalog':
         return stored.stream === CATALOG_STREAM ? undefined : `belongs in ${CATALOG_STREAM}`;
+      case 'credential': {
+        const provider = (event.data as { provider: string }).provider;
+        return provider === id ? undefined : `names provider ${provider} inside the stream of ${id}`;
+      }
+      case 'reconciliation': {
+        const { provider, day } = event.data as { provider: string; day: string };
+        const own = reconciliationStream(provider, day);
+        return stored.stream === own ? undefined : `belongs in ${own}`;
+      }
       // Placed by their category alone: their ids are not compared with the stream's.
       case 'job':
       case 'file':

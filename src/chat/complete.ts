@@ -91,8 +91,13 @@ export function chatPlan<T>(
         return resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, model.id);
       });
     },
-    reserve: (target) => prepareChat(deps.spending, context, target.model, body, discount),
+    // Held at the fee alone when only the requester's own provider key may serve (docs/billing.md).
+    reserve: (target, ownKeyOnly) =>
+      prepareChat(deps.spending, context, target.model, body, ownKeyOnly ? 'byok' : discount),
     call,
+    // Own provider keys serve a client's requests at the normal price; discounted work (batch lines) uses the
+    // operator's pools, whose charge its batch accounting expects.
+    ...(discount === 'none' && { owner: context.auth }),
   };
 }
 

@@ -16,6 +16,8 @@ import { checkEndpointUrl } from '../webhooks/url.ts';
 import { credentialsCommand } from './credentials.ts';
 import { type DirectSession, openDirect } from './direct.ts';
 import { type KeyCommand, keyCommand } from './keys.ts';
+import { reencryptProviderKeys } from './provider-keys.ts';
+import { reconcileCommand } from './reconcile.ts';
 import { findRunningGateway, RemoteError } from './remote.ts';
 import { exportRequests, showRequest } from './requests.ts';
 import { describeStore, NoStoreError, requireExistingStore } from './store.ts';
@@ -29,11 +31,14 @@ const USAGE = `Usage: npm run -s gateway -- <command> [--init]     (or: npx mode
   accounts update --account ID [--rate-limit-rpm N] [--rate-limit-tpm N|none] [--balance-low-cents N]
                   [--request-bodies keep|drop|default] [--request-retention-days N|default]
                   [--mcp-write-tools on|off] [--cache-default auto|force|semantic|skip]
+                  [--byok-sub-accounts on|off] [--byok-fallback on|off]
                                                      the account's requests and tokens per minute (the tokens cap
                                                      its sub-accounts' own; none lifts it), where balance.low fires,
                                                      whether (and how long) its request bodies are kept, whether
                                                      its keys get the MCP server's write tools (docs/mcp.md), and
-                                                     the cache mode of its requests that name none (docs/cache.md)
+                                                     the cache mode of its requests that name none (docs/cache.md),
+                                                     whether its sub-accounts may bring provider keys and a failing
+                                                     own key falls back to the operator's pool (docs/providers.md)
   accounts routing --account ID [--allow P,P] [--exclude P,P]
                                                      the models the automatic router may choose for the account
                                                      (\`*\` wildcards); neither flag lifts the restriction
@@ -53,7 +58,12 @@ const USAGE = `Usage: npm run -s gateway -- <command> [--init]     (or: npx mode
   webhooks clear --account ID                        stop the account's lifecycle webhooks
   webhooks show --account ID                         the endpoint and the latest deliveries, from the store
   credentials list [--provider P]                    each provider credential's weight and state (running gateway)
+  provider-keys reencrypt                            seal every provider key accounts brought under the current
+                                                     GATEWAY_SECRETS_KEY (after a rotation; docs/operations.md)
   credentials disable|enable --provider P --name N   take a credential out of rotation, or put it back
+  reconcile --day YYYY-MM-DD [--provider P]          the providers' cost reports for that UTC day against the
+                                                     ledger's pass-through, per credential and model; a rerun
+                                                     with the same figures appends nothing (docs/billing.md)
   projections status                                 each read model's checkpoint and lag
   projections rebuild [NAME]                         replay the log into fresh tables and swap them in
   audit [--account ID]                               verify the log alone: revisions, ids, schemas, hash chains, read
@@ -120,11 +130,11 @@ function cacheDefaultFlag(flags: Flags): CacheMode | undefined {
   return raw as CacheMode;
 }
 
-/** `--mcp-write-tools on|off`. */
-function mcpWriteToolsFlag(flags: Flags): boolean | undefined {
-  const raw = flags['mcp-write-tools'];
+/** `--mcp-write-tools on|off`, `--byok-sub-accounts on|off`, `--byok-fallback on|off`. */
+function onOffFlag(flags: Flags, name = 'mcp-write-tools'): boolean | undefined {
+  const raw = flags[name];
   if (raw === undefined) return undefined;
-  if (raw !== 'on' && raw !== 'off') throw new UsageError('--mcp-write-tools must be on or off');
+  if (raw !== 'on' && raw !== 'off') throw new UsageError(`--${name} must be on or off`);
   return raw === 'on';
 }
 
@@ -164,8 +174,11 @@ async function run(argv: string[]): Promise<unknown> {
       allow: { type: 'string' },
       exclude: { type: 'string' },
       'mcp-write-tools': { type: 'string' },
+      'byok-sub-accounts': { type: 'string' },
+      'byok-fallback': { type: 'string' },
       'cache-default': { type: 'string' },
       url: { type: 'string' },
+      day: { type: 'string' },
       init: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -195,6 +208,24 @@ async function run(argv: string[]): Promise<unknown> {
   if (group === 'audit' || group === 'export' || (group === 'balance' && flags.at !== undefined))
     return runAuditor(auditorCommand(group, flags), () => open());
 
+  if (group === 'reconcile') {
+    const remote = await findRunningGateway(config);
+    if (remote) say(`gateway at ${config.gatewayUrl}`);
+    return reconcileCommand(
+      config,
+      flags,
+      remote,
+      () => open(),
+      (message) => new UsageError(message),
+    );
+  }
+  if (group === 'provider-keys') {
+    if (action !== 'reencrypt') throw new UsageError('provider-keys reencrypt');
+    return runAuditor(
+      (s) => reencryptProviderKeys(s.database.pool, config.env),
+      () => open(),
+    );
+  }
   if (group === 'credentials') {
     const remote = await findRunningGateway(config);
     if (!remote) throw new UsageError(`credentials needs a running gateway at ${config.gatewayUrl}`);
@@ -295,11 +326,14 @@ async function accountCommand(
         flags['request-retention-days'] === 'default'
           ? null
           : optionalInteger(flags, 'request-retention-days', 1);
-      const writeTools = mcpWriteToolsFlag(flags);
+      const writeTools = onOffFlag(flags);
       const cacheDefault = cacheDefaultFlag(flags);
-      if ([rpm, tpm, low, bodies, days, writeTools, cacheDefault].every((value) => value === undefined))
+      const byokSubAccounts = onOffFlag(flags, 'byok-sub-accounts');
+      const byokFallback = onOffFlag(flags, 'byok-fallback');
+      const given = [rpm, tpm, low, bodies, days, writeTools, cacheDefault, byokSubAccounts, byokFallback];
+      if (given.every((value) => value === undefined))
         throw new UsageError(
-          'give --rate-limit-rpm, --rate-limit-tpm, --balance-low-cents, --request-bodies, --request-retention-days, --mcp-write-tools or --cache-default',
+          'give --rate-limit-rpm, --rate-limit-tpm, --balance-low-cents, --request-bodies, --request-retention-days, --mcp-write-tools, --cache-default, --byok-sub-accounts or --byok-fallback',
         );
       const body = {
         rate_limit_rpm: rpm,
@@ -309,6 +343,8 @@ async function accountCommand(
         request_retention_days: days,
         mcp_write_tools: writeTools,
         cache_default: cacheDefault,
+        byok_sub_accounts: byokSubAccounts,
+        byok_fallback: byokFallback,
       };
       return {
         path: `/accounts/${encodeURIComponent(account)}/settings`,
@@ -322,6 +358,8 @@ async function accountCommand(
             requestRetentionDays: days,
             mcpWriteTools: writeTools,
             cacheDefault,
+            byokSubAccounts,
+            byokFallback,
           });
           return { account_id: account, ...body };
         },

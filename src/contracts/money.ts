@@ -11,8 +11,17 @@ export const PLATFORM_FEE_PERCENT = 5n;
  * `batch_api`: a line served through a provider's batch API, its lines already at the provider's batch rates, so
  * no further discount. `batch_fee`: a line of a provider without a batch API, served at full price, the batch
  * discount taken from the fee: half the normal charge, but never less than the pass-through (docs/batches.md).
+ * `byok`: served with the client's own provider key, so the provider bills the client: only the fee is charged, the
+ * pass-through kept as what the fee is reckoned on (docs/billing.md, Bring your own key).
  */
-export const DISCOUNT_PERCENT = { none: 0n, cache: 50n, batch: 50n, batch_api: 0n, batch_fee: 50n } as const;
+export const DISCOUNT_PERCENT = {
+  none: 0n,
+  cache: 50n,
+  batch: 50n,
+  batch_api: 0n,
+  batch_fee: 50n,
+  byok: 0n,
+} as const;
 export type Discount = keyof typeof DISCOUNT_PERCENT;
 
 export interface PriceLine {
@@ -53,7 +62,11 @@ export function priceCharge(lines: PriceLine[], discount: Discount = 'none'): Ch
   const discounted = ceilDiv(normal * (100n - DISCOUNT_PERCENT[discount]), 100n);
   // The fee absorbs a fallback batch line's discount only as far as it goes: the provider was paid in full.
   const chargedNanos =
-    discount === 'batch_fee' && discounted < passThroughNanos ? passThroughNanos : discounted;
+    discount === 'byok'
+      ? feeNanos
+      : discount === 'batch_fee' && discounted < passThroughNanos
+        ? passThroughNanos
+        : discounted;
   return { lines, passThroughNanos, feeNanos, discount, discountNanos: normal - chargedNanos, chargedNanos };
 }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { NamedKeys } from '../accounts/named-keys.ts';
+import type { ProviderKeys } from '../accounts/provider-keys.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
 import type { BatchService } from '../batches/service.ts';
@@ -13,6 +14,7 @@ import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { MediaUrls } from '../media/signed-urls.ts';
+import type { Reconciler } from '../reconciliation/reconciler.ts';
 import type { ReplayService } from '../replays/service.ts';
 import type { Webhooks } from '../webhooks/service.ts';
 import { evalAliasHook } from './eval-alias.ts';
@@ -21,6 +23,7 @@ import { requestLogHooks } from './request-log.ts';
 import { adminAccountRoutes } from './routes/admin/accounts.ts';
 import { adminCredentialRoutes } from './routes/admin/credentials.ts';
 import { adminKeyRoutes } from './routes/admin/keys.ts';
+import { adminReconciliationRoutes } from './routes/admin/reconciliation.ts';
 import { adminViewRoutes } from './routes/admin/views.ts';
 import { adminWebhookRoutes } from './routes/admin/webhooks.ts';
 import { mediaRoutes } from './routes/media.ts';
@@ -44,6 +47,7 @@ import { messagesRoutes } from './routes/v1/messages.ts';
 import { modelRoutes } from './routes/v1/models.ts';
 import { moderationsRoutes } from './routes/v1/moderations.ts';
 import { ocrRoutes } from './routes/v1/ocr.ts';
+import { providerKeyRoutes } from './routes/v1/provider-keys.ts';
 import { realtimeRoutes } from './routes/v1/realtime.ts';
 import { replaysRoutes } from './routes/v1/replays.ts';
 import { requestsRoutes } from './routes/v1/requests.ts';
@@ -81,6 +85,10 @@ export interface RouteDeps {
   evals: EvalService;
   /** Where the request log keeps bodies (or only hashes them). */
   requestBodies: RequestBodies;
+  /** The providers' cost reports against the ledger (docs/billing.md, Reconciliation). */
+  reconciler?: Reconciler;
+  /** Provider keys accounts bring (`/v1/provider-keys`; docs/providers.md, Bring your own key). */
+  providerKeys?: ProviderKeys;
 }
 
 /** Paths to handlers, and which credential each prefix demands. */
@@ -126,6 +134,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       );
       await v1.register(subAccountRoutes(deps.subAccounts, deps.pool));
       await v1.register(keyRoutes(deps.keys, deps.live, deps.pool));
+      if (deps.providerKeys) await v1.register(providerKeyRoutes(deps.providerKeys));
       await v1.register(budgetRoutes(deps.accounts, deps.pool, deps.live));
       await v1.register(usageRoutes(deps.pool, deps.live));
       await v1.register(requestsRoutes(deps.pool, deps.blobs, (keyId) => deps.live.key(keyId)?.name));
@@ -145,6 +154,7 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await admin.register(adminAccountRoutes(deps.accounts));
       await admin.register(adminKeyRoutes(deps.keys));
       await admin.register(adminViewRoutes(deps.pool));
+      if (deps.reconciler) await admin.register(adminReconciliationRoutes(deps.pool, deps.reconciler));
       await admin.register(adminWebhookRoutes(deps.accounts, deps.chat.env));
       if (deps.chat.credentials) await admin.register(adminCredentialRoutes(deps.chat.credentials));
     },

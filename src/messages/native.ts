@@ -34,8 +34,15 @@ function nativePlan<T>(
   if (!writesPromptCache(original)) return plan;
   return {
     ...plan,
-    reserve: (target) =>
-      prepareChat(deps.spending, context, target.model, counted, 'none', inputAtCacheWriteRate(target.model)),
+    reserve: (target, ownKeyOnly) =>
+      prepareChat(
+        deps.spending,
+        context,
+        target.model,
+        counted,
+        ownKeyOnly ? 'byok' : 'none',
+        inputAtCacheWriteRate(target.model),
+      ),
   };
 }
 

@@ -1,7 +1,8 @@
+import type { KeyHolder } from '../accounts/live-keys.ts';
 import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
-import { withCredential } from './credentials.ts';
 import { release, settle } from './ledger.ts';
+import { ownKeyBill, ownKeyRoute, withOwnKey } from './own-key.ts';
 import { clientError, retryable, withRetries } from './retries.ts';
 import type { AdmittedTokens, Bill, Outcome, PipelineDeps } from './types.ts';
 
@@ -24,8 +25,14 @@ export interface Candidate {
 export interface Plan<C extends Candidate, R extends Reserved, T> {
   /** May wait: the automatic router counts the prompt before it chooses. */
   resolve(): C[] | Promise<C[]>;
-  reserve(candidate: C): Promise<R>;
+  /**
+   * `ownKeyOnly`: the call goes only to the requester's own provider key (no fallback to the operator's pool), so
+   * the provider bills the requester and the hold is the fee alone (the `byok` discount).
+   */
+  reserve(candidate: C, ownKeyOnly?: boolean): Promise<R>;
   call(candidate: C, reserved: R): Promise<T>;
+  /** Whose request it is: their own provider keys are tried first (docs/providers.md, Bring your own key). */
+  owner?: Pick<KeyHolder, 'accountId' | 'subAccountId'>;
 }
 
 /** A call the provider served, its hold still open: what settles it comes next. */
@@ -36,6 +43,8 @@ export interface Served<C extends Candidate, R extends Reserved, T> {
   latencyMs: number;
   /** The pool credential that served, by name. */
   credential?: string;
+  /** Served on the requester's own provider key: charged the fee alone. */
+  ownKey?: true;
 }
 
 /**
@@ -49,15 +58,23 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
   let failure: unknown;
   const candidates = await plan.resolve();
   for (const [index, candidate] of candidates.entries()) {
-    const reserved = await plan.reserve(candidate);
+    const own = ownKeyRoute(deps.ownKeys, plan.owner, candidate);
+    const reserved = await plan.reserve(candidate, own !== undefined && !own.fallback);
     const started = performance.now();
     try {
       reserved.hold.log?.tried(candidate.model.id, candidate.model.provider, index);
-      const { result, credential } = await withRetries(deps, candidate.model.provider, () =>
-        withCredential(deps.credentials, candidate, (keyed) => plan.call(keyed, reserved)),
+      const { result, credential, ownKey } = await withRetries(deps, candidate.model.provider, () =>
+        withOwnKey(deps.credentials, own, candidate, (keyed) => plan.call(keyed, reserved)),
       );
       const latencyMs = Math.round(performance.now() - started);
-      return { candidate, reserved, result, latencyMs, ...(credential && { credential }) };
+      return {
+        candidate,
+        reserved,
+        result,
+        latencyMs,
+        ...(credential && { credential }),
+        ...(ownKey && { ownKey }),
+      };
     } catch (error) {
       await Promise.all([release(deps.spending, reserved.hold, 'failed'), reserved.tokens?.release()]);
       failure = clientError(error, candidate.model.id);
@@ -69,10 +86,11 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
 
 /** → settle: the served call's hold is settled at its bill, and the outcome is what the client is told. */
 export async function settleServed<C extends Candidate, R extends Reserved, T>(
-  deps: Pick<PipelineDeps, 'spending'>,
+  deps: Pick<PipelineDeps, 'spending' | 'credentials'>,
   served: Served<C, R, T>,
-  bill: Bill,
+  billed: Bill,
 ): Promise<Outcome> {
+  const bill = served.ownKey ? ownKeyBill(billed) : billed;
   const log = served.reserved.hold.log;
   if (log) {
     log.respond(served.result);
@@ -87,6 +105,11 @@ export async function settleServed<C extends Candidate, R extends Reserved, T>(
     }),
     served.reserved.tokens?.settle(bill.units),
   ]);
+  // What the operator's credential used counts towards its limits (an own key's is the requester's business).
+  if (served.credential && !served.ownKey) {
+    const { provider } = served.candidate.model;
+    deps.credentials?.used(provider, served.credential, bill.units, bill.charge.passThroughNanos);
+  }
   return {
     model: served.candidate.model,
     costNanos,

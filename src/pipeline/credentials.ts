@@ -4,7 +4,7 @@ import type { Candidate } from './call.ts';
 /** A candidate whose adapter calls with `upstream.apiKey` (chat, messages): the ones a pool can key. */
 type Keyed = Candidate & { upstream: { apiKey: string } };
 
-function keyed(candidate: Candidate): candidate is Keyed {
+export function keyed(candidate: Candidate): candidate is Keyed {
   const upstream = (candidate as { upstream?: { apiKey?: unknown } }).upstream;
   return candidate.model.provider !== 'local' && typeof upstream?.apiKey === 'string';
 }

@@ -1,4 +1,5 @@
 import type { CatalogModel } from '../catalog/types.ts';
+import type { ModalityUpstream } from '../contracts/modality.ts';
 import { type Discount, type PriceLine, priceCharge } from '../contracts/money.ts';
 import { meteredCall } from './call.ts';
 import { reserve } from './ledger.ts';
@@ -21,15 +22,16 @@ export type Served<R> = Outcome & { result: R };
 
 /**
  * The metered call of an endpoint priced by lines (embeddings, moderations, rerank, images, audio, OCR, ...): one
- * resolved model, its worst case held, the call (with the pipeline's retries), what was used settled, and on a
- * failure the hold released and the failure passed on as the client sees it.
+ * resolved model, its worst case held, the call (with the pipeline's retries, on a credential of the provider's
+ * pool, which `call` is given in its upstream), what was used settled, and on a failure the hold released and the
+ * failure passed on as the client sees it.
  */
 export async function pricedCall<R>(
   deps: ModalityDeps,
   context: RequestContext,
-  model: CatalogModel,
+  target: { model: CatalogModel; upstream: ModalityUpstream },
   worstCase: PriceLine[],
-  call: () => Promise<R>,
+  call: (upstream: ModalityUpstream) => Promise<R>,
   bill: (result: R) => Billed,
   /** `batch` for a line of a batch: held and charged at the batch price. */
   discount: Discount = 'none',
@@ -40,8 +42,9 @@ export async function pricedCall<R>(
   worstTokens?: number,
 ): Promise<Served<R>> {
   const worst = priceCharge(worstCase, discount).chargedNanos;
+  const { model } = target;
   const { result, outcome } = await meteredCall(deps, {
-    resolve: () => [{ model }],
+    resolve: () => [{ model, upstream: target.upstream }],
     reserve: async () => {
       const tokens = worstTokens === undefined ? undefined : await context.tokenLimit?.admit(worstTokens);
       try {
@@ -53,8 +56,8 @@ export async function pricedCall<R>(
       }
     },
     // Billed inside the call, so that a bill that cannot be made (an answer that does not fit) releases the hold.
-    call: async () => {
-      const answer = await call();
+    call: async (keyed) => {
+      const answer = await call(keyed.upstream);
       context.log?.respond(answer);
       return { answer, billed: bill(answer) };
     },

@@ -6,6 +6,7 @@ import type { ReportedUsage } from '../contracts/chat.ts';
 import type { Charge } from '../contracts/money.ts';
 import type { CredentialPools } from '../providers/credentials/pool.ts';
 import type { ProviderHealth } from '../providers/health.ts';
+import type { OwnKeys } from './own-key.ts';
 
 /** What every metered call needs: the ledger, the catalog and keys, the health window and the retry bounds. */
 export interface PipelineDeps {
@@ -19,6 +20,8 @@ export interface PipelineDeps {
   maxRetryWaitMs: number;
   /** The providers' credential pools; without them a call uses the environment's key as resolved. */
   credentials?: CredentialPools;
+  /** The provider keys accounts bring, tried before the pools for a plan that names its owner. */
+  ownKeys?: OwnKeys;
 }
 
 /** Who is asking, under which cost tag, and a signal that fires when the client goes away. */

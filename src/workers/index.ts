@@ -12,12 +12,17 @@ export interface WorkerDeps {
   log: (line: string) => void;
   expiryIntervalMs?: number;
   summaryIntervalMs?: number;
+  /** The providers' cost reports against the ledger, when a provider has an admin key (src/reconciliation). */
+  reconciler?: { providers(): string[]; reconcile(provider: string, day: string): Promise<unknown> };
+  reconcileIntervalMs?: number;
 }
 
 /** A daily summary waits this long into the UTC day, so that yesterday's last charges are projected. */
 const SUMMARY_DELAY_MS = 5 * 60 * 1000;
 const SUMMARY_LOOKBACK_DAYS = 3;
 const DAY_MS = 24 * 3600 * 1000;
+/** Providers' cost reports fill in over the hours after a day ends; the day is reconciled from then. */
+const RECONCILE_DELAY_MS = 3 * 3600 * 1000;
 
 /**
  * Background work read from the read models: releasing holds that expired unsettled, and recording each
@@ -48,9 +53,25 @@ export function startWorkers(deps: WorkerDeps): { stop(): Promise<void> } {
       summarized.add(day);
     }
   };
+  // The day before, once per instance and provider; a failed report is asked again on the next pass.
+  const reconciled = new Set<string>();
+  const reconcile = async () => {
+    if (!deps.reconciler) return;
+    const day = new Date(deps.clock().getTime() - RECONCILE_DELAY_MS - DAY_MS).toISOString().slice(0, 10);
+    for (const provider of deps.reconciler.providers()) {
+      if (reconciled.has(`${provider} ${day}`)) continue;
+      await deps.reconciler
+        .reconcile(provider, day)
+        .then(() => reconciled.add(`${provider} ${day}`))
+        .catch((e) => deps.log(`reconciliation of ${provider} for ${day} failed: ${e}`));
+    }
+  };
   const loops = [
     every(deps.expiryIntervalMs ?? 30_000, expire, controller.signal, (e) =>
       deps.log(`hold expiry failed: ${e}`),
+    ),
+    every(deps.reconcileIntervalMs ?? 600_000, reconcile, controller.signal, (e) =>
+      deps.log(`reconciliation failed: ${e}`),
     ),
     every(deps.summaryIntervalMs ?? 60_000, summarize, controller.signal, (e) =>
       deps.log(`daily summary failed: ${e}`),

@@ -5,10 +5,12 @@ import { budgetStream } from '../../events/budget.ts';
 import { cacheStream } from '../../events/cache.ts';
 import { CATALOG_STREAM } from '../../events/catalog.ts';
 import { categoryOf, type EventCategory } from '../../events/categories.ts';
+import { credentialStream } from '../../events/credential.ts';
 import { evalStream } from '../../events/eval.ts';
 import { fileStream } from '../../events/file.ts';
 import { type EventType, eventSchemas } from '../../events/index.ts';
 import { jobStream } from '../../events/job.ts';
+import { reconciliationStream } from '../../events/reconciliation.ts';
 import { replayStream } from '../../events/replay.ts';
 import { subAccountStream } from '../../events/subaccount.ts';
 import { webhookSecretStream, webhookStream } from '../../events/webhook.ts';
@@ -32,6 +34,8 @@ const STREAM_OF: Record<EventCategory, (data: Data) => string> = {
   cache: (d) => cacheStream(d.accountId as string),
   catalog: () => CATALOG_STREAM,
   eval: (d) => evalStream(d.evalId as string),
+  credential: (d) => credentialStream(d.provider as string),
+  reconciliation: (d) => reconciliationStream(d.provider as string, d.day as string),
 };
 
 const AT = '2026-03-10T12:00:00.000Z';

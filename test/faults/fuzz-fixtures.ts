@@ -84,6 +84,7 @@ export function resolve(request: FuzzRequest, gateway: FaultGateway, fixtures: F
     .replace(':key_id', 'key_does_not_exist')
     .replace(':tag', 'fuzz')
     .replace(':provider', 'openai')
+    .replace(':name', 'fuzz')
     .replace(':jobId', 'job_does_not_exist')
     .replace(':filename', 'out.png')
     .replace(

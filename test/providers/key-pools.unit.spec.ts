@@ -30,7 +30,12 @@ describe('key pools in the config file', () => {
       { keys: [{ name: 'a' }] },
       /providers\.openai\.keys\.0\.key: give exactly one of key and key_env/,
     );
-    await refused({ keys: [{ name: 'a', key: 'k', rpm: 5 }] }, /providers\.openai\.keys\.0: .*rpm/);
+    await refused({ keys: [{ name: 'a', key: 'k', rpm: 0 }] }, /providers\.openai\.keys\.0\.rpm/);
+    await refused(
+      { keys: [{ name: 'a', key: 'k', monthly_spend_cents: 1.5 }] },
+      /providers\.openai\.keys\.0\.monthly_spend_cents/,
+    );
+    await refused({ keys: [{ name: 'a', key: 'k', rps: 5 }] }, /providers\.openai\.keys\.0: .*rps/);
     await refused({ keys: [{ name: 'default', key: 'k' }] }, /providers\.openai\.keys\.0\.name/);
     await refused(
       {

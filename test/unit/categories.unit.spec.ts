@@ -5,11 +5,13 @@ import { budgetStream } from '../../events/budget.ts';
 import { cacheStream } from '../../events/cache.ts';
 import { CATALOG_STREAM } from '../../events/catalog.ts';
 import { categorize, type EventCategory } from '../../events/categories.ts';
+import { credentialStream } from '../../events/credential.ts';
 import { streamCategory } from '../../events/envelope.ts';
 import { evalStream } from '../../events/eval.ts';
 import { fileStream } from '../../events/file.ts';
 import { eventSchemas, type GatewayEvent } from '../../events/index.ts';
 import { jobStream } from '../../events/job.ts';
+import { reconciliationStream } from '../../events/reconciliation.ts';
 import { replayStream } from '../../events/replay.ts';
 import { subAccountStream } from '../../events/subaccount.ts';
 import { webhookSecretStream, webhookStream } from '../../events/webhook.ts';
@@ -29,6 +31,8 @@ describe('event categories', () => {
       eval: evalStream('e'),
       cache: cacheStream('a'),
       catalog: CATALOG_STREAM,
+      credential: credentialStream('openai'),
+      reconciliation: reconciliationStream('openai', '2025-01-31'),
     };
     for (const [category, stream] of Object.entries(streams)) expect(streamCategory(stream)).toBe(category);
     for (const type of Object.keys(eventSchemas)) {

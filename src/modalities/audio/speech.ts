@@ -56,16 +56,16 @@ export async function createSpeech(
   return pricedCall(
     deps,
     context,
-    model,
+    target,
     [line],
-    async (): Promise<SpeechAudio> => ({
+    async (upstream): Promise<SpeechAudio> => ({
       audio: await adapter.speak({
         input: body.input,
         voice: body.voice,
         format,
         speed: body.speed,
         instructions: body.instructions,
-        upstream: target.upstream,
+        upstream,
         signal: context.signal,
       }),
       format,

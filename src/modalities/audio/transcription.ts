@@ -89,9 +89,9 @@ export async function transcribe(
     return await pricedCall(
       deps,
       context,
-      model,
+      target,
       [audioSecondsLine(model, holdSeconds(audio.source.bytes, header))],
-      async (): Promise<BilledTranscript> => {
+      async (upstream): Promise<BilledTranscript> => {
         const transcript = await target.adapter.transcribe({
           audio: audio.source,
           language: request.language,
@@ -100,8 +100,8 @@ export async function transcribe(
           segments,
           words: format === 'verbose_json' && request.words === true,
           upstream: {
-            ...target.upstream,
-            timeoutMs: headersTimeout(target.upstream.timeoutMs, audio.source.bytes),
+            ...upstream,
+            timeoutMs: headersTimeout(upstream.timeoutMs, audio.source.bytes),
           },
           signal: context.signal,
         });

@@ -31,13 +31,13 @@ export async function createDetection(
   const served = await pricedCall(
     deps,
     context,
-    target.model,
+    target,
     [line],
-    () =>
+    (upstream) =>
       target.adapter.detect({
         image: image.data,
         maxResults: body.max_results ?? 10,
-        upstream: target.upstream,
+        upstream,
         signal: context.signal,
       }),
     // Google bills an image it annotated whether or not it found anything, and reports no usage: one image.

@@ -21,13 +21,13 @@ export async function createEmbeddings(
   const served = await pricedCall(
     deps,
     context,
-    target.model,
+    target,
     [inputTokensLine(worst, price)],
-    () =>
+    (upstream) =>
       target.adapter.embed({
         inputs,
         dimensions: body.dimensions,
-        upstream: target.upstream,
+        upstream,
         signal: context.signal,
       }),
     (embeddings) => {

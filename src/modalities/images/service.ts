@@ -85,16 +85,16 @@ async function serve(
   const served = await pricedCall(
     deps,
     context,
-    target.model,
+    target,
     pricing.worstCase,
-    async () => {
+    async (upstream) => {
       const produced = await call({
         prompt,
         n: options.n,
         size: options.size,
         quality: options.quality,
         style: options.style,
-        upstream: target.upstream,
+        upstream,
         signal: context.signal,
       });
       if (produced.images.length === 0 || produced.images.length > options.n) {

@@ -19,9 +19,9 @@ export async function createModerations(
   const served = await pricedCall(
     deps,
     context,
-    target.model,
+    target,
     [inputTokensLine(worstCaseTokens(counted, inputs.length), price)],
-    () => target.adapter.moderate({ inputs, upstream: target.upstream, signal: context.signal }),
+    (upstream) => target.adapter.moderate({ inputs, upstream, signal: context.signal }),
     (moderations) => {
       const tokens = moderations.inputTokens ?? counted;
       return {

@@ -79,13 +79,13 @@ export async function createOcr(
   const served = await pricedCall(
     deps,
     context,
-    target.model,
+    target,
     [unitLine('pages', worstPages, perPage)],
-    () =>
+    (upstream) =>
       target.adapter.read({
         document,
         pages: document.kind === 'document' ? body.pages : undefined,
-        upstream: target.upstream,
+        upstream,
         signal: context.signal,
       }),
     (result) => {

@@ -44,15 +44,15 @@ export async function createRerank(
   const served = await pricedCall(
     deps,
     context,
-    target.model,
+    target,
     [line(pricing.worst)],
-    async () =>
+    async (upstream) =>
       ordered(
         await target.adapter.rerank({
           query,
           documents,
           topN,
-          upstream: target.upstream,
+          upstream,
           signal: context.signal,
         }),
         documents.length,

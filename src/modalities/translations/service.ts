@@ -58,14 +58,14 @@ async function viaTranslationApi(
   const served = await pricedCall(
     deps,
     context,
-    target.model,
+    target,
     [unitLine('characters', counted, perCharacter)],
-    () =>
+    (upstream) =>
       target.adapter.translate({
         text: body.text,
         sourceLang: body.source_lang === 'auto' ? undefined : sourceCode(body.source_lang),
         targetLang: targetCode(body.target_lang),
-        upstream: target.upstream,
+        upstream,
         signal: context.signal,
       }),
     (translated) => {

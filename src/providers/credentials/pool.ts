@@ -1,5 +1,6 @@
 import type { CredentialSpec } from '../../config-file.ts';
 import { UpstreamError } from '../errors.ts';
+import { CredentialUsage, type LimitReached } from './limits.ts';
 
 export type { CredentialSpec };
 
@@ -21,6 +22,8 @@ export interface CredentialReport {
   until: string | null;
   /** The provider's own words when it refused the credential. */
   message: string | null;
+  /** The operator's limit the credential is at (skipped until `until`), when it is at one. */
+  limit: { reached: LimitReached; until: string } | null;
 }
 
 /** A credential the pool took out of rotation on a provider's refusal (not the operator's own action). */
@@ -40,6 +43,8 @@ interface Entry extends CredentialSpec {
   until: Date | null;
   message: string | null;
   status: number | null;
+  /** Kept through every change of state: limits count what was used, whatever happened since. */
+  usage: CredentialUsage;
 }
 
 /** How long a credential rests after a 429 that names no Retry-After. */
@@ -82,27 +87,62 @@ export class CredentialPools {
     // A lone credential has nothing to give way to: it is asked whatever the provider last said (as before pools),
     // unless the operator took it out.
     const [lone] = entries;
-    if (entries.length === 1 && lone && !tried.has(lone.name) && lone.reason !== 'operator') return lone;
-    const usable = entries.filter((e) => !tried.has(e.name) && this.inRotation(e, now));
+    // A limit is the operator's own, so it holds for a lone credential too.
+    if (entries.length === 1 && lone && !tried.has(lone.name) && lone.reason !== 'operator') {
+      return lone.usage.reached(now) ? undefined : this.take(lone, now);
+    }
+    const usable = entries.filter(
+      (e) => !tried.has(e.name) && this.inRotation(e, now) && !e.usage.reached(now),
+    );
     const total = usable.reduce((sum, e) => sum + e.weight, 0);
     let draw = this.random() * total;
     for (const entry of usable) {
       draw -= entry.weight;
-      if (draw < 0) return entry;
+      if (draw < 0) return this.take(entry, now);
     }
-    return usable.at(-1);
+    const last = usable.at(-1);
+    return last && this.take(last, now);
+  }
+
+  private take(entry: Entry, now: Date): Entry {
+    entry.usage.started(now);
+    return entry;
+  }
+
+  /** What a served call used of the credential: its tokens (per minute) and its pass-through (per month). */
+  used(provider: string, name: string, tokens: number, passThroughNanos: bigint): void {
+    const entry = this.entries(provider).find((e) => e.name === name);
+    entry?.usage.used(tokens, passThroughNanos, this.clock());
+  }
+
+  /** The pass-through the charges of this month already name for a credential (at start, from the read model). */
+  seedSpend(provider: string, name: string, month: string, nanos: bigint): void {
+    const entry = this.entries(provider).find((e) => e.name === name);
+    entry?.usage.seed(month, nanos, this.clock());
+  }
+
+  /** Whether any credential has a monthly spend ceiling, so that its month's spend is worth reading at start. */
+  spendLimited(): Array<{ provider: string; name: string }> {
+    return [...this.pools.entries()].flatMap(([provider, entries]) =>
+      entries
+        .filter((e) => e.limits?.monthlySpendNanos !== undefined)
+        .map((e) => ({ provider, name: e.name })),
+    );
   }
 
   /** The error a call gets when no credential of the provider is in rotation: as the provider would answer. */
   exhausted(provider: string): UpstreamError {
     const now = this.clock();
     const entries = this.entries(provider);
-    const cooling = entries.filter((e) => e.state === 'cooling' && e.until && e.until > now);
-    if (cooling.length > 0) {
-      const soonest = Math.min(...cooling.map((e) => (e.until as Date).getTime()));
+    const rooms = entries
+      .filter((e) => e.state !== 'out')
+      .map((e) => (e.state === 'cooling' && e.until && e.until > now ? e.until : e.usage.reached(now)?.until))
+      .filter((until): until is Date => until !== undefined);
+    if (rooms.length > 0) {
+      const soonest = Math.min(...rooms.map((until) => until.getTime()));
       return new UpstreamError(
         'rate_limited',
-        `every ${provider} credential is rate limited`,
+        `every ${provider} credential is rate limited or at its limit`,
         429,
         soonest - now.getTime(),
       );
@@ -128,15 +168,11 @@ export class CredentialPools {
     const refusal = refusalOf(error);
     if (refusal) {
       if (entry.state === 'out') return true;
+      // Some providers quote the refused key back; the message goes to the log, health and the operator's notice.
+      const message = error.message.split(entry.key).join('[redacted]');
       Object.assign(entry, { state: 'out', reason: refusal, since: now, until: null });
-      Object.assign(entry, { message: error.message, status: error.status });
-      const out = {
-        provider,
-        credential: name,
-        reason: refusal,
-        status: error.status,
-        message: error.message,
-      };
+      Object.assign(entry, { message, status: error.status });
+      const out = { provider, credential: name, reason: refusal, status: error.status, message };
       for (const listener of this.listeners) listener({ ...out, at: now });
       return true;
     }
@@ -216,6 +252,7 @@ export class CredentialPools {
 
   private describe(entry: Entry, now: Date): CredentialReport {
     this.inRotation(entry, now);
+    const reached = entry.usage.reached(now);
     return {
       name: entry.name,
       weight: entry.weight,
@@ -224,16 +261,19 @@ export class CredentialPools {
       since: entry.since?.toISOString() ?? null,
       until: entry.until?.toISOString() ?? null,
       message: entry.message,
+      limit: reached ? { reached: reached.limit, until: reached.until.toISOString() } : null,
     };
   }
 }
 
-function fresh(spec: CredentialSpec): Entry {
-  const { name, key, weight } = spec;
+function fresh(spec: CredentialSpec & { usage?: CredentialUsage }): Entry {
+  const { name, key, weight, limits } = spec;
   return {
     name,
     key,
     weight,
+    ...(limits && { limits }),
+    usage: spec.usage ?? new CredentialUsage(limits ?? {}),
     state: 'active',
     reason: null,
     since: null,

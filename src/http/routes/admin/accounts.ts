@@ -37,10 +37,13 @@ export const adminAccountRoutes =
               mcp_write_tools: z.boolean().optional(),
               /** The response cache's mode for the account's requests that name none (docs/cache.md). */
               cache_default: z.enum(CACHE_MODES).optional(),
+              /** Whether sub-accounts may register provider keys; whether a failing own key falls back to the pool. */
+              byok_sub_accounts: z.boolean().optional(),
+              byok_fallback: z.boolean().optional(),
             })
             .refine((b) => Object.values(b).some((v) => v !== undefined), {
               message:
-                'give rate_limit_rpm, rate_limit_tpm, balance_low_cents, request_bodies, request_retention_days, mcp_write_tools or cache_default',
+                'give rate_limit_rpm, rate_limit_tpm, balance_low_cents, request_bodies, request_retention_days, mcp_write_tools, cache_default, byok_sub_accounts or byok_fallback',
             }),
         },
       },
@@ -53,6 +56,8 @@ export const adminAccountRoutes =
           request_retention_days,
           mcp_write_tools,
           cache_default,
+          byok_sub_accounts,
+          byok_fallback,
         } = request.body;
         await accounts.changeSettings(
           request.params.accountId,
@@ -64,6 +69,8 @@ export const adminAccountRoutes =
             requestRetentionDays: request_retention_days,
             mcpWriteTools: mcp_write_tools,
             cacheDefault: cache_default,
+            byokSubAccounts: byok_sub_accounts,
+            byokFallback: byok_fallback,
           },
           request.id,
         );

@@ -1,0 +1,160 @@
+import type pg from 'pg';
+import type { KeyHolder } from './live-keys.ts';
+import { SecretBox } from './secret-box.ts';
+
+/**
+ * The secrets of the provider keys accounts bring, sealed (accounts/secret-box.ts), in a table of their own: not the
+ * event log, not a read model, not in exports. A removed key's row is deleted. The hot path reads the index below,
+ * in memory, never the table.
+ */
+const DDL = `CREATE TABLE IF NOT EXISTS provider_keys (
+  id text PRIMARY KEY,
+  account_id text NOT NULL,
+  sub_account_id text,
+  provider text NOT NULL,
+  name text NOT NULL,
+  last4 text NOT NULL,
+  sealed text NOT NULL,
+  created_at timestamptz NOT NULL
+)`;
+
+export interface ProviderKeyRow {
+  id: string;
+  accountId: string;
+  subAccountId: string | null;
+  provider: string;
+  name: string;
+  last4: string;
+  sealed: string;
+  createdAt: Date;
+}
+
+/** A key as a request uses it: its name, and the secret, or why it cannot be read (no or another secrets key). */
+export type OwnKey = { name: string; key: string } | { name: string; unreadable: string };
+
+const COLUMNS = `id, account_id AS "accountId", sub_account_id AS "subAccountId", provider, name, last4, sealed,
+  created_at AS "createdAt"`;
+
+export class ProviderKeyStore {
+  /** Opened secrets by key id, with who owns each: one sub-account's or the account's own (`subAccountId` null). */
+  private readonly index = new Map<string, Omit<ProviderKeyRow, 'sealed'> & { opened: OwnKey }>();
+
+  constructor(
+    private readonly sql: pg.Pool,
+    readonly box: SecretBox | undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.ensure();
+    const { rows } = await this.sql.query<ProviderKeyRow>(`SELECT ${COLUMNS} FROM provider_keys`);
+    for (const row of rows) this.hold(row);
+  }
+
+  async ensure(): Promise<void> {
+    await this.sql.query(DDL);
+  }
+
+  async insert(row: ProviderKeyRow): Promise<void> {
+    await this.sql.query(
+      `INSERT INTO provider_keys (id, account_id, sub_account_id, provider, name, last4, sealed, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [row.id, row.accountId, row.subAccountId, row.provider, row.name, row.last4, row.sealed, row.createdAt],
+    );
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.sql.query('DELETE FROM provider_keys WHERE id = $1', [id]);
+    this.index.delete(id);
+  }
+
+  /** The owner's keys, newest last (never their secrets). */
+  async listOf(accountId: string, subAccountId: string | null): Promise<ProviderKeyRow[]> {
+    const { rows } = await this.sql.query<ProviderKeyRow>(
+      `SELECT ${COLUMNS} FROM provider_keys WHERE account_id = $1 AND sub_account_id IS NOT DISTINCT FROM $2
+       ORDER BY created_at, id`,
+      [accountId, subAccountId],
+    );
+    return rows;
+  }
+
+  /** Reads one key again (a register or removal seen in the log, by any instance). */
+  async refresh(id: string): Promise<void> {
+    const { rows } = await this.sql.query<ProviderKeyRow>(
+      `SELECT ${COLUMNS} FROM provider_keys WHERE id = $1`,
+      [id],
+    );
+    const [row] = rows;
+    if (row) this.hold(row);
+    else this.index.delete(id);
+  }
+
+  /** Forgets a removed key at once, before its row goes. */
+  forget(id: string): void {
+    this.index.delete(id);
+  }
+
+  /**
+   * The key a request of `holder` uses for `provider`: its sub-account's own first, else its account's; of several,
+   * the newest.
+   */
+  ownKey(holder: Pick<KeyHolder, 'accountId' | 'subAccountId'>, provider: string): OwnKey | undefined {
+    let mine: { at: number; opened: OwnKey } | undefined;
+    let account: { at: number; opened: OwnKey } | undefined;
+    for (const entry of this.index.values()) {
+      if (entry.accountId !== holder.accountId || entry.provider !== provider) continue;
+      const at = entry.createdAt.getTime();
+      if (entry.subAccountId === null) {
+        if (!account || at >= account.at) account = { at, opened: entry.opened };
+      } else if (entry.subAccountId === holder.subAccountId && (!mine || at >= mine.at)) {
+        mine = { at, opened: entry.opened };
+      }
+    }
+    return (mine ?? account)?.opened;
+  }
+
+  /**
+   * Seals again, under the current secrets key, every secret sealed under another (a previous key still opens it);
+   * one row at a time, each changed only if no one changed it meanwhile. Secrets no key of the box opens are counted
+   * and left as they are.
+   */
+  async reencrypt(): Promise<{ reencrypted: number; unreadable: number; total: number }> {
+    const box = this.box;
+    if (!box) throw new Error('GATEWAY_SECRETS_KEY is not set');
+    await this.ensure();
+    const { rows } = await this.sql.query<{ id: string; sealed: string }>(
+      'SELECT id, sealed FROM provider_keys',
+    );
+    let reencrypted = 0;
+    let unreadable = 0;
+    for (const row of rows) {
+      if (SecretBox.keyIdOf(row.sealed) === box.currentKeyId) continue;
+      let plain: string;
+      try {
+        plain = box.open(row.sealed);
+      } catch {
+        unreadable++;
+        continue;
+      }
+      const { rowCount } = await this.sql.query(
+        'UPDATE provider_keys SET sealed = $1 WHERE id = $2 AND sealed = $3',
+        [box.seal(plain), row.id, row.sealed],
+      );
+      reencrypted += rowCount ?? 0;
+    }
+    return { reencrypted, unreadable, total: rows.length };
+  }
+
+  private hold(row: ProviderKeyRow): void {
+    const { sealed, ...entry } = row;
+    this.index.set(row.id, { ...entry, opened: this.open(row.name, sealed) });
+  }
+
+  private open(name: string, sealed: string): OwnKey {
+    if (!this.box) return { name, unreadable: 'GATEWAY_SECRETS_KEY is not set' };
+    try {
+      return { name, key: this.box.open(sealed) };
+    } catch (error) {
+      return { name, unreadable: (error as Error).message };
+    }
+  }
+}
