@@ -12,7 +12,11 @@ const EXTRA_KEY_VARS: Readonly<Record<string, readonly string[]>> = { google: ['
 export function providerEnv(provider: string): ProviderEnv {
   const prefix = provider.toUpperCase().replace(/[^A-Z0-9]/g, '_');
   const keyVar = `${prefix}_API_KEY`;
-  return { keyVar, keyVars: [keyVar, ...((Object.hasOwn(EXTRA_KEY_VARS, provider) && EXTRA_KEY_VARS[provider]) || [])], baseUrlVar: `${prefix}_BASE_URL` };
+  return {
+    keyVar,
+    keyVars: [keyVar, ...((Object.hasOwn(EXTRA_KEY_VARS, provider) && EXTRA_KEY_VARS[provider]) || [])],
+    baseUrlVar: `${prefix}_BASE_URL`,
+  };
 }
 
 /** The provider's key from the environment; an empty variable counts as unset. */
