@@ -80,6 +80,11 @@ export const RequestCompleted = z.object({
   requestSha256: z.string().nullable(),
   /** SHA-256 (hex) of the response as JSON (a stream's assembled completion); null when there was none. */
   responseSha256: z.string().nullable(),
+  /**
+   * The provider credential that served it, by name (`byok:<name>` for the requester's own key); absent when none
+   * did and on older records. The operator's: a follow-up keeps it (docs/providers.md), clients are not shown it.
+   */
+  credential: z.string().optional(),
   /** Whether the bodies were sent to the store (GATEWAY_REQUEST_BODIES=keep). */
   bodiesKept: z.boolean(),
   at: z.string(),

@@ -10,7 +10,8 @@ export const requestsProjection: Projection = {
   name: 'requests',
   // 3: client_request_id and batch_id (a reader's lookup by its own id; a batch line's record scoped as its batch).
   // 4: key_name and error_message (who asked, why it was refused), and the index of a key's last use.
-  version: 4,
+  // 5: credential (the pool credential that served, for a follow-up to keep; never shown to a client).
+  version: 5,
   tables: {
     request_log: (t) => `CREATE TABLE IF NOT EXISTS ${t} (
       log_id text PRIMARY KEY,
@@ -29,6 +30,7 @@ export const requestsProjection: Projection = {
       status integer NOT NULL,
       error_type text,
       error_message text,
+      credential text,
       stream boolean NOT NULL,
       usage jsonb,
       cost_nanos numeric NOT NULL,
@@ -87,6 +89,7 @@ const COLUMNS = [
   ['batch_id', 'text'],
   ['key_name', 'text'],
   ['error_message', 'text'],
+  ['credential', 'text'],
 ] as const;
 
 /** A run's records in one multi-row INSERT; a record already there (a replay) is kept as it is. */
@@ -140,6 +143,7 @@ function recordRow(d: RequestRecord): unknown[] {
     d.batchLine?.batchId ?? legacyBatchOf(d),
     d.keyName ?? null,
     d.errorMessage ?? null,
+    d.credential ?? null,
   ];
 }
 

@@ -77,7 +77,12 @@ export class RequestLog {
   }
 
   /** The event's data, once: undefined when the request was already recorded. */
-  finish(end: { status: number; costNanos: bigint; holdId: string | null }): RequestRecord | undefined {
+  finish(end: {
+    status: number;
+    costNanos: bigint;
+    holdId: string | null;
+    credential?: string;
+  }): RequestRecord | undefined {
     if (this.done) return undefined;
     this.done = true;
     this.costNanos = end.costNanos;
@@ -108,6 +113,7 @@ export class RequestLog {
       errorType: served ? null : this.errorType,
       ...(!served && this.errorMessage !== null && { errorMessage: storableMessage(this.errorMessage) }),
       stream: this.stream,
+      ...(end.credential !== undefined && { credential: end.credential }),
       usage: this.usage,
       costNanos: end.costNanos.toString(),
       holdId: end.holdId,

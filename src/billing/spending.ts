@@ -225,6 +225,7 @@ export class Spending {
       status: 200,
       costNanos: input.loggedNanos ?? input.actualNanos,
       holdId: hold.holdId,
+      ...(input.credential !== undefined && { credential: input.credential }),
     });
     {
       const events = await this.settleDurably(hold, charge, input, request);

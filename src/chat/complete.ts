@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { permitModel } from '../accounts/model-access.ts';
 import type { ResponseCache } from '../cache/cache.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
@@ -98,7 +99,30 @@ export function chatPlan<T>(
     // Own provider keys serve a client's requests at the normal price; discounted work (batch lines) uses the
     // operator's pools, whose charge its batch accounting expects.
     ...(discount === 'none' && { owner: context.auth }),
+    affinity: {
+      key: () => openingOf(context, body),
+      ...(context.preferCredential !== undefined && { prefer: context.preferCredential }),
+    },
   };
+}
+
+/**
+ * A conversation's opening as its pool credential is remembered by: the requester, its first instructions and its
+ * first user turn (later turns repeat them), hashed so that a long prompt costs the memory of a hash.
+ */
+function openingOf(context: CallContext, body: ChatCompletionRequest): string {
+  const messages = (body.messages ?? []) as { role?: unknown; content?: unknown }[];
+  const first = (roles: string[]) => messages.find((m) => roles.includes(String(m.role)))?.content ?? null;
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        context.auth.accountId,
+        context.auth.subAccountId,
+        first(['system', 'developer']),
+        first(['user']),
+      ]),
+    )
+    .digest('base64url');
 }
 
 /** A chat call's outcome always carries the tokens billed: the provider's, or the gateway's estimate. */

@@ -1,6 +1,7 @@
 import type { KeyHolder } from '../accounts/live-keys.ts';
 import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
+import type { Affinity } from './credentials.ts';
 import { release, settle } from './ledger.ts';
 import { ownKeyBill, ownKeyRoute, withOwnKey } from './own-key.ts';
 import { clientError, retryable, withRetries } from './retries.ts';
@@ -33,6 +34,8 @@ export interface Plan<C extends Candidate, R extends Reserved, T> {
   call(candidate: C, reserved: R): Promise<T>;
   /** Whose request it is: their own provider keys are tried first (docs/providers.md, Bring your own key). */
   owner?: Pick<KeyHolder, 'accountId' | 'subAccountId'>;
+  /** The credential of the pool the conversation should keep when it can (pipeline/credentials.ts). */
+  affinity?: Affinity;
 }
 
 /** A call the provider served, its hold still open: what settles it comes next. */
@@ -64,7 +67,7 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
     try {
       reserved.hold.log?.tried(candidate.model.id, candidate.model.provider, index);
       const { result, credential, ownKey } = await withRetries(deps, candidate.model.provider, () =>
-        withOwnKey(deps.credentials, own, candidate, (keyed) => plan.call(keyed, reserved)),
+        withOwnKey(deps.credentials, own, candidate, (keyed) => plan.call(keyed, reserved), plan.affinity),
       );
       const latencyMs = Math.round(performance.now() - started);
       return {

@@ -1,6 +1,18 @@
 import type { CredentialPools } from '../providers/credentials/pool.ts';
 import type { Candidate } from './call.ts';
 
+/**
+ * Which credential a call should keep when it can (docs/providers.md, Key pools): `prefer`, the one a follow-up's
+ * earlier response was served on; `key`, the conversation's opening, whose last credential is remembered. A preferred
+ * credential that is out, cooling or at a limit gives way to the pool's draw: the gateway holds the conversation, so
+ * any credential can serve it (only the provider's prompt cache is lost).
+ */
+export interface Affinity {
+  prefer?: string;
+  /** Made only when the provider's pool has a choice to make (it hashes the conversation's opening). */
+  key?: () => string;
+}
+
 /** A candidate whose adapter calls with `upstream.apiKey` (chat, messages): the ones a pool can key. */
 type Keyed = Candidate & { upstream: { apiKey: string } };
 
@@ -19,19 +31,26 @@ export async function withCredential<C extends Candidate, T>(
   pools: CredentialPools | undefined,
   candidate: C,
   call: (candidate: C) => Promise<T>,
+  affinity: Affinity = {},
 ): Promise<{ result: T; credential?: string }> {
   if (!pools || !keyed(candidate)) return { result: await call(candidate) };
   const provider = candidate.model.provider;
   const tried = new Set<string>();
+  // The credential the conversation was served on first, when it is still usable; else the pool's draw.
+  const key = affinity.key && pools.size(provider) > 1 ? affinity.key() : undefined;
+  const preferred = affinity.prefer ?? (key && pools.affinity.recall(provider, key));
   let failure: unknown;
   for (;;) {
-    const credential = pools.pick(provider, tried);
+    const credential =
+      (tried.size === 0 && preferred && pools.pickNamed(provider, preferred, tried)) ||
+      pools.pick(provider, tried);
     if (!credential) throw failure ?? pools.exhausted(provider);
     tried.add(credential.name);
     try {
       const upstream = { ...candidate.upstream, apiKey: credential.key };
       const result = await call({ ...candidate, upstream });
       pools.served(provider, credential.name);
+      if (key) pools.affinity.remember(provider, key, credential.name);
       return { result, credential: credential.name };
     } catch (error) {
       if (!pools.judge(provider, credential.name, error)) throw error;

@@ -5,7 +5,7 @@ import { priceCharge } from '../contracts/money.ts';
 import type { CredentialPools } from '../providers/credentials/pool.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import type { Candidate } from './call.ts';
-import { keyed, withCredential } from './credentials.ts';
+import { type Affinity, keyed, withCredential } from './credentials.ts';
 import type { Bill } from './types.ts';
 
 /** The provider keys accounts bring (accounts/provider-keys.ts), as a call asks them. */
@@ -42,8 +42,9 @@ export async function withOwnKey<C extends Candidate, T>(
   route: OwnKeyRoute | undefined,
   candidate: C,
   call: (candidate: C) => Promise<T>,
+  affinity?: Affinity,
 ): Promise<{ result: T; credential?: string; ownKey?: true }> {
-  if (!route) return withCredential(pools, candidate, call);
+  if (!route) return withCredential(pools, candidate, call, affinity);
   const { key } = route;
   try {
     if ('unreadable' in key)
@@ -57,7 +58,7 @@ export async function withOwnKey<C extends Candidate, T>(
   } catch (error) {
     if (!route.fallback || !givesWay(error)) throw error;
   }
-  return withCredential(pools, candidate, call);
+  return withCredential(pools, candidate, call, affinity);
 }
 
 function givesWay(error: unknown): boolean {

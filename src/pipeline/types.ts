@@ -44,6 +44,8 @@ export interface CallContext {
   onRouted?: (headers: Record<string, string>) => void;
   /** The caller's tokens-per-minute limits, for a client's request; work of the gateway's own has none. */
   tokenLimit?: TokenLimit;
+  /** The pool credential a follow-up's earlier response was served on, kept when it can be (Responses). */
+  preferCredential?: string;
 }
 
 /**

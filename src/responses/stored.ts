@@ -235,3 +235,19 @@ export async function deleteStored(store: ResponseStore, owner: RequestOwner, id
     await removeBodies(store, [sha]);
   }
 }
+
+/**
+ * The pool credential the response was served on (its record names it), for a follow-up to keep: the provider's
+ * prompt cache belongs to that key. Undefined when it was served on none (a local model; an own key, `byok:…`, is
+ * used first anyway) or on records older than the field.
+ */
+export async function credentialOf(store: ResponseStore, responseId: string): Promise<string | undefined> {
+  const logId = logIdOf(responseId);
+  if (logId === undefined) return undefined;
+  const { rows } = await store.sql.query<{ credential: string | null }>(
+    'SELECT credential FROM request_log WHERE log_id = $1',
+    [logId],
+  );
+  const credential = rows[0]?.credential ?? undefined;
+  return credential?.startsWith('byok:') ? undefined : credential;
+}

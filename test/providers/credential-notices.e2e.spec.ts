@@ -41,7 +41,8 @@ async function askUntilOut(gateway: TestGateway, name: keyof typeof KEYS) {
     const answer = await client.chat.completions.create({
       model: 'openai/gpt-4o-mini',
       max_tokens: 5,
-      messages: [{ role: 'user', content: 'hi' }],
+      // A conversation of its own each time: one opening would keep its credential (key affinity).
+      messages: [{ role: 'user', content: `hi ${i}` }],
     });
     expect(answer.choices[0]?.message.content).toBeTruthy();
     const shown = await fetch(`${gateway.url}/admin/providers/openai/credentials`, {

@@ -47,11 +47,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+// Each request opens a conversation of its own: the same opening would keep its credential (key affinity).
+let asked = 0;
 const ask = () =>
   client.chat.completions.create({
     model: 'openai/gpt-4o-mini',
     max_tokens: 5,
-    messages: [{ role: 'user', content: 'hi' }],
+    messages: [{ role: 'user', content: `hi ${++asked}` }],
   });
 
 /** Runs `count` requests, `width` at a time; `after(done)` runs as each one ends (while others are in flight). */

@@ -22,7 +22,7 @@ const logged = (id: string) =>
   eventually(
     () => get(`/requests/${encodeURIComponent(id)}`),
     (r) => r.id !== undefined,
-    3000,
+    10_000,
   );
 
 beforeAll(async () => {
@@ -56,7 +56,7 @@ describe("a client's X-Request-Id", () => {
     const listed = await eventually(
       () => get(`/requests?client_request_id=${encodeURIComponent(firstId)}`),
       (l) => l.data?.length > 0,
-      3000,
+      10_000,
     );
     expect(listed.data.map((r: Json) => [r.id, r.client_request_id])).toEqual([[secondId, firstId]]);
 

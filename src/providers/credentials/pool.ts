@@ -1,5 +1,6 @@
 import type { CredentialSpec } from '../../config-file.ts';
 import { UpstreamError } from '../errors.ts';
+import { CredentialAffinity } from './affinity.ts';
 import { CredentialUsage, type LimitReached } from './limits.ts';
 
 export type { CredentialSpec };
@@ -62,6 +63,8 @@ export class UnknownCredential extends Error {
 export class CredentialPools {
   private readonly pools = new Map<string, Entry[]>();
   private readonly listeners: Array<(out: CredentialOut) => void> = [];
+  /** The credential each recent conversation was served on, by its opening (pipeline/credentials.ts). */
+  readonly affinity = new CredentialAffinity();
 
   constructor(
     configured: Record<string, CredentialSpec[]>,
@@ -102,6 +105,20 @@ export class CredentialPools {
     }
     const last = usable.at(-1);
     return last && this.take(last, now);
+  }
+
+  /** How many credentials the provider's pool has: a lone one has nothing to keep a conversation on. */
+  size(provider: string): number {
+    return this.entries(provider).length;
+  }
+
+  /** The named credential, when the call has not tried it and it is usable now (in rotation, within its limits). */
+  pickNamed(provider: string, name: string, tried: ReadonlySet<string>): CredentialSpec | undefined {
+    const now = this.clock();
+    const entry = this.entries(provider).find((e) => e.name === name);
+    if (!entry || tried.has(name) || !this.inRotation(entry, now) || entry.usage.reached(now))
+      return undefined;
+    return this.take(entry, now);
   }
 
   private take(entry: Entry, now: Date): Entry {

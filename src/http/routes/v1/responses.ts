@@ -19,6 +19,7 @@ import { finishedResponse, turnOf } from '../../../responses/response.ts';
 import { CompletionsRequest, ResponsesRequest } from '../../../responses/schema.ts';
 import {
   conversationBefore,
+  credentialOf,
   deleteStored,
   listedInputItems,
   RecentResponses,
@@ -72,6 +73,11 @@ export const responsesRoutes =
         : [];
       const chat = toChatRequest(body, earlier);
       const context = callContext(request, reply, live);
+      // A follow-up keeps the credential its conversation was served on, when the pool still has it usable.
+      const credential = body.previous_response_id
+        ? await credentialOf(store, body.previous_response_id)
+        : undefined;
+      if (credential !== undefined) context.preferCredential = credential;
       reply.header('x-cache-status', 'miss');
       const log = request.requestLog;
       const id = log ? responseIdOf(log.logId) : `resp_${randomBytes(16).toString('hex')}`;
