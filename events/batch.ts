@@ -73,6 +73,11 @@ export const BatchUpstreamPrepared = z.object({
   group: z.string(),
   model: z.string(),
   provider: z.string(),
+  /**
+   * The provider credential it is submitted, looked up, polled, downloaded and cancelled with, by its pool name (the
+   * provider holds the batch under that key). Absent in events written before pools: the provider's single key.
+   */
+  credential: z.string().optional(),
   lines: z.array(
     z.object({
       line: z.number().int().positive(),

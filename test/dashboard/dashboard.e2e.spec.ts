@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountStream } from '../../events/account.ts';
+import { toNewEvent } from '../../events/index.ts';
+import { reconciliationStream } from '../../events/reconciliation.ts';
 import { chat, say } from '../support/chat.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
@@ -430,6 +433,54 @@ describe('the operator view', () => {
     expect(await admin.textContent('#accounts')).toContain(accountId);
     expect(await admin.textContent('#admin-top-ups')).toContain('opening');
     expect(await admin.textContent('#projections')).toContain('balances');
+    // A provider's bill set beside the ledger (a reconciliation as the worker records it), one row above its threshold.
+    await gateway.runtime.store.append(
+      reconciliationStream('openai', '2026-11-20'),
+      [
+        toNewEvent(
+          {
+            type: 'ProviderReconciled',
+            data: {
+              provider: 'openai',
+              day: '2026-11-20',
+              run: 1,
+              at: new Date().toISOString(),
+              thresholdPercent: 2,
+              rows: [
+                {
+                  credential: 'team-a',
+                  model: 'openai/gpt-4o-mini',
+                  ledgerNanos: '1000000000',
+                  providerNanos: '1030000000',
+                  varianceNanos: '30000000',
+                  variancePercent: 3,
+                  flagged: true,
+                },
+              ],
+              ledgerNanos: '1000000000',
+              providerNanos: '1030000000',
+              flagged: true,
+              operatorAccountId: null,
+            },
+          },
+          randomUUID(),
+          { now: new Date() },
+        ),
+      ],
+      'no_stream',
+    );
+    const reconciled = await eventually(
+      async () => {
+        await admin.goto(`${gateway.url}/dashboard/admin`);
+        return (await admin.textContent('#reconciliation')) ?? '';
+      },
+      (text) => text.includes('team-a'),
+      10_000,
+    );
+    expect(reconciled).toContain('openai/gpt-4o-mini');
+    expect(reconciled).toContain('(3%)');
+    expect(reconciled).toContain('above 2%');
+    expect(await admin.getAttribute('#reconciliation tbody tr', 'class')).toBe('flagged');
     await admin.click('button:text("Run the audit now")');
     await admin.waitForSelector('#audit-result');
     // The checks of money; the whole verdict also covers features this test does not exercise.

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { listReconciliations } from '../../../projections/reconciliations/index.ts';
 import { runAudit } from '../../audit/audit.ts';
 import { latestAuditReport } from '../../audit/reports.ts';
 import { projectionStatus } from '../../projections/status.ts';
@@ -7,17 +8,18 @@ import type { DashboardContext } from '../index.ts';
 import { csrfField } from '../layout.ts';
 import { balances, latestTopUps } from '../queries.ts';
 
-/** The operator's view: accounts and balances, top-ups, the projections' lag, and the audit. */
+/** The operator's view: accounts and balances, top-ups, the projections' lag, the reconciliations, and the audit. */
 export function adminPages(app: FastifyInstance, ctx: DashboardContext): void {
   const { deps } = ctx;
   let running: Promise<unknown> | undefined;
 
   app.get('/dashboard/admin', { config: { dashboard: 'admin' } }, async (request, reply) => {
-    const [rows, topUps, projections, latest] = await Promise.all([
+    const [rows, topUps, projections, latest, reconciled] = await Promise.all([
       balances(deps.pool),
       latestTopUps(deps.pool, 30),
       projectionStatus(deps.pool, deps.store, deps.projections),
       latestAuditReport(deps.pool),
+      listReconciliations(deps.pool, { limit: 30 }),
     ]);
     const byId = new Map(rows.map((r) => [r.account_id, r]));
     const accounts = deps.live
@@ -44,6 +46,21 @@ export function adminPages(app: FastifyInstance, ctx: DashboardContext): void {
         ) => html`<tr><td>${p.name}</td><td><code>${p.checkpoint || '(start)'}</code></td><td>${time(p.updated_at ? new Date(p.updated_at) : null)}</td>
 <td class="num">${p.lag}${p.lag_is_lower_bound ? '+' : ''}</td></tr>`,
       )}</tbody></table>
+<h2>Reconciliation</h2>
+${
+  reconciled.length === 0
+    ? html`<p class="muted" id="reconciliation">No reconciliation yet: with a provider's admin key set, the daily worker and <code>gateway reconcile --day</code> compare the ledger with its cost report (docs/billing.md).</p>`
+    : html`<table id="reconciliation"><thead><tr><th>Day</th><th>Provider</th><th>Credential</th><th>Model</th><th class="num">Ledger</th><th class="num">Provider bills</th><th class="num">Variance</th><th></th></tr></thead>
+<tbody>${reconciled.flatMap((r) =>
+        r.rows.map(
+          (
+            row,
+          ) => html`<tr${row.flagged ? html` class="flagged"` : ''}><td>${r.day}</td><td>${r.provider}</td><td>${row.credential}</td><td>${row.model}</td>
+<td class="num">${money(row.ledger_nanos)}</td><td class="num">${money(row.provider_nanos)}</td>
+<td class="num">${money(row.variance_nanos)}${row.variance_percent === null ? '' : ` (${row.variance_percent}%)`}</td><td>${row.flagged ? `above ${r.threshold_percent}%` : ''}</td></tr>`,
+        ),
+      )}</tbody></table>`
+}
 <h2>Audit</h2>
 <form method="post" action="/dashboard/admin/audit" class="row">${request.viewer ? csrfField(request.viewer) : ''}
 <button type="submit" class="plain">Run the audit now</button></form>

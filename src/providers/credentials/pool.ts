@@ -121,6 +121,19 @@ export class CredentialPools {
     return this.take(entry, now);
   }
 
+  /**
+   * The credential that holds a provider-side object (a job, a batch), for its later calls: the owner must be asked
+   * whatever its rest or the operator's pause, so only a credential no longer configured or refused by the provider
+   * (which would answer with its refusal, or another key's 404) is unusable, and says why (`is no longer configured`).
+   */
+  owner(provider: string, name: string): CredentialSpec | { unusable: string } {
+    const entry = this.entries(provider).find((e) => e.name === name);
+    if (!entry) return { unusable: 'is no longer configured' };
+    if (entry.state === 'out' && entry.reason !== 'operator')
+      return { unusable: `was refused by the provider (${entry.reason})` };
+    return entry;
+  }
+
   private take(entry: Entry, now: Date): Entry {
     entry.usage.started(now);
     return entry;
