@@ -10,21 +10,20 @@ import type { CatalogModel } from '../catalog/types.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { chatBill, completionId, countInputTokens } from '../chat/service.ts';
-import type { BatchApi, UpstreamBatchResult, UpstreamBatchState } from '../contracts/batch.ts';
+import type { UpstreamBatchResult, UpstreamBatchState } from '../contracts/batch.ts';
 import type { ChatBody, ChatCompletion } from '../contracts/chat.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { fileBlobKey } from '../files/service.ts';
 import { settle } from '../pipeline/ledger.ts';
 import { clientError } from '../pipeline/retries.ts';
-import { batchApiOf } from '../providers/batch-apis.ts';
 import { failureOf, UpstreamError } from '../providers/errors.ts';
-import { upstreamOf } from '../providers/registry.ts';
 import { atBatchRates, holdLine } from './hold-line.ts';
 import { inputLines, parseInputLine } from './input.ts';
 import { keptBody, lineRequestId } from './output.ts';
 import { recordLine } from './record-line.ts';
 import type { BatchSettings } from './settings.ts';
+import { type BatchTarget, batchTarget, drawCredential } from './upstream-target.ts';
 
 type Created = z.infer<typeof BatchCreated>;
 type Line = z.infer<typeof BatchLineFinished>;
@@ -117,21 +116,24 @@ export class UpstreamBatches {
     }
     if (held.length === 0) return;
     const group = `${batch.batchId}/${state.groups.size + 1}`;
+    // Drawn once and recorded: the provider holds the batch under this key, so every later call uses it.
+    const credential = drawCredential(this.deps.chat, model);
+    const prepared = {
+      batchId: batch.batchId,
+      group,
+      model: model.id,
+      provider: model.provider,
+      ...(credential !== undefined && { credential }),
+      lines: held,
+    };
     try {
-      await this.deps.commands.handle(
-        batch.batchId,
-        {
-          type: 'PrepareUpstream',
-          prepared: { batchId: batch.batchId, group, model: model.id, provider: model.provider, lines: held },
-        },
-        this.deps.context(),
-      );
+      await this.deps.commands.handle(batch.batchId, { type: 'PrepareUpstream', prepared }, this.deps.context());
     } catch (error) {
       for (const hold of holds) await this.deps.chat.spending.release(hold, 'failed').catch(() => undefined);
       throw error;
     }
     state.groups.set(group, {
-      prepared: { batchId: batch.batchId, group, model: model.id, provider: model.provider, lines: held },
+      prepared,
       upstreamBatchId: null,
       ended: null,
     });
@@ -167,10 +169,12 @@ export class UpstreamBatches {
   ) {
     const name = group.prepared.group;
     const target = this.target(group);
-    if (!target) {
+    if (!target || 'unusable' in target) {
       await this.end(batch, group, {
         state: 'failed',
-        message: `${group.prepared.model} is no longer served by its provider's batch API on this gateway`,
+        message:
+          target?.unusable ??
+          `${group.prepared.model} is no longer served by its provider's batch API on this gateway`,
       });
     } else if (group.ended === null && group.upstreamBatchId === null) {
       if (!(await this.send(batch, group, true, mode))) return false;
@@ -209,7 +213,7 @@ export class UpstreamBatches {
     mode: 'run' | 'cancel' | 'expire' = 'run',
   ): Promise<boolean> {
     const target = this.target(group);
-    if (!target) return false;
+    if (!target || 'unusable' in target) return false;
     const name = group.prepared.group;
     let id: string | undefined;
     if (recovering) {
@@ -299,7 +303,7 @@ export class UpstreamBatches {
     const pending = group.prepared.lines.filter((line) => !state.finished.has(line.line));
     if (pending.length === 0) return;
     const results = new Map<string, UpstreamBatchResult>();
-    if (ended.state !== 'failed' && target && group.upstreamBatchId !== null) {
+    if (ended.state !== 'failed' && target && !('unusable' in target) && group.upstreamBatchId !== null) {
       const listed = await target.api.results(target.upstream, group.upstreamBatchId, NEVER);
       const keys = new Set(group.prepared.lines.map((line) => `line-${line.line}`));
       for (const [index, result] of listed.entries()) {
@@ -322,7 +326,7 @@ export class UpstreamBatches {
       const result = results.get(`line-${line.line}`);
       const body = bodies.get(line.line);
       if (result && 'completion' in result) {
-        await this.served(batch, line, hold, model, body, result);
+        await this.served(batch, line, hold, model, body, result, group.prepared.credential);
         continue;
       }
       await this.deps.chat.spending.release(hold, ended.state === 'cancelled' ? 'cancelled' : 'failed');
@@ -368,6 +372,7 @@ export class UpstreamBatches {
     model: CatalogModel,
     body: ChatCompletionRequest | undefined,
     result: Extract<UpstreamBatchResult, { completion: ChatCompletion }>,
+    credential: string | undefined,
   ) {
     const completion = { ...result.completion, id: result.completion.id ?? completionId(), model: model.id };
     const bill = await chatBill(
@@ -387,7 +392,10 @@ export class UpstreamBatches {
       log.respond(completion);
       if (bill.usage) log.usage = { ...bill.usage };
     }
-    const costNanos = await settle(this.deps.chat.spending, { ...hold, ...(log && { log }) }, model, bill);
+    const costNanos = await settle(this.deps.chat.spending, { ...hold, ...(log && { log }) }, model, {
+      ...bill,
+      ...(credential !== undefined && { credential }),
+    });
     await this.record(batch, {
       line: line.line,
       customId: line.customId,
@@ -440,13 +448,8 @@ export class UpstreamBatches {
     );
   }
 
-  private target(
-    group: UpstreamGroup,
-  ): { api: BatchApi; upstream: NonNullable<ReturnType<typeof upstreamOf>> } | undefined {
-    const model = this.deps.chat.catalog.get(group.prepared.model);
-    const api = model && batchApiOf(model);
-    const upstream = model && upstreamOf(model, this.deps.chat.env, this.deps.chat.timeoutMs);
-    return api && upstream ? { api, upstream } : undefined;
+  private target(group: UpstreamGroup): BatchTarget {
+    return batchTarget(this.deps.chat, group.prepared);
   }
 
   /** The request bodies of some lines, read again from the input file (they are not kept in the events). */

@@ -66,6 +66,9 @@ export async function pricedCall<R>(
       usageReported: billed.usageReported,
       units: billed.units,
     }),
+    // The requester's own provider key first, charged the fee alone, as chat does (docs/providers.md); batch lines
+    // keep the operator's pools, whose charge their batch accounting expects.
+    ...(discount === 'none' && { owner: context.auth }),
   });
   return { ...outcome, result: result.answer };
 }

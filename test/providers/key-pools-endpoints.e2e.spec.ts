@@ -29,7 +29,10 @@ beforeAll(async () => {
     { name: 'light', key: KEYS.light, weight: 1 },
   ];
   await writeFile(file, JSON.stringify({ providers: { openai: { base_url: `${sim.url}/v1`, keys } } }));
-  gateway = await startTestGateway({ GATEWAY_CONFIG: file });
+  gateway = await startTestGateway({
+    GATEWAY_CONFIG: file,
+    GATEWAY_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+  });
   const account = await json(await gateway.admin('/accounts', { name: 'endpoints' }));
   accountId = account.account_id;
   await gateway.admin(`/accounts/${accountId}/top-ups`, { cents: 10_000, reference: 'funding' });
@@ -69,5 +72,29 @@ describe('the key pool on the endpoints priced by lines', () => {
 
     expect(sim.requests.map(keyOf)).toEqual([KEYS.heavy, KEYS.heavy, KEYS.light, KEYS.light]);
     expect(await chargedCredentials()).toEqual(['heavy', 'light', 'light']);
+  });
+
+  it("an account's own key serves its embeddings, charged the fee alone", async () => {
+    const OWN = 'sk-own-embeddings-key';
+    const registered = await fetch(`${gateway.url}/v1/provider-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${client.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ provider: 'openai', api_key: OWN, name: 'mine' }),
+    });
+    expect(registered.status).toBe(200);
+    const before = sim.requests.length;
+    const { response } = await client.embeddings
+      .create({ model: 'openai/text-embedding-3-small', input: 'my own key' })
+      .withResponse();
+    expect(sim.requests.slice(before).map(keyOf)).toEqual([OWN]);
+    const events = await logicalStream(gateway.runtime.store, budgetStream(accountId, monthOf(new Date())));
+    const settled = events.filter((e) => e.type === 'SpendSettled').at(-1)?.data as {
+      chargedNanos: string;
+      charge: { discount: string; credential: string; feeNanos: string; passThroughNanos: string };
+    };
+    expect(settled.charge).toMatchObject({ discount: 'byok', credential: 'byok:mine' });
+    expect(settled.chargedNanos).toBe(settled.charge.feeNanos);
+    expect(BigInt(settled.charge.passThroughNanos)).toBeGreaterThan(BigInt(settled.charge.feeNanos));
+    expect(Number(response.headers.get('x-cost-cents'))).toBe(Number(settled.chargedNanos) / 1e7);
   });
 });
