@@ -181,7 +181,8 @@ export class ResponseCache {
   ): Promise<void> {
     const { charge } = served;
     if (!probe.policy.store || probe.hit || !charge) return;
-    if (charge.discount !== 'none') return;
+    // An answer served on the requester's own key is stored too: its lines are the provider's, as any answer's.
+    if (charge.discount !== 'none' && charge.discount !== 'byok') return;
     const now = this.clock();
     const entry: CacheEntry = {
       id: `ce_${randomUUID().replaceAll('-', '')}`,

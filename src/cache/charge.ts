@@ -3,6 +3,7 @@ import { permitModel } from '../accounts/model-access.ts';
 import type { RequestLog } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import { type Charge, priceCharge } from '../contracts/money.ts';
+import type { OwnKeys } from '../pipeline/own-key.ts';
 import type { Probe } from './cache.ts';
 import { priceLines } from './entry.ts';
 
@@ -38,13 +39,18 @@ export async function chargeHit(
   context: { auth: KeyHolder; requestId: string; tag: string | null; log?: RequestLog },
   probe: Probe,
   response: unknown,
+  /** The provider keys requesters bring: a requester with its own key for the provider pays the fee alone. */
+  ownKeys?: OwnKeys,
 ): Promise<HitCharge> {
   const hit = probe.hit;
   if (!hit) throw new Error('charging a cache hit without one');
   const { entry } = hit;
   // As a hold would be (pipeline/ledger.ts): no answer of a model the key may not use is charged for or served.
   permitModel(spending.allowedModels(context.auth), entry.model);
-  const charge = hitCharge(probe);
+  // A requester whose own key would have served the call pays for a hit what it pays for a miss, the fee alone: a
+  // hit never costs more than asking the provider would have.
+  const ownKey = ownKeys?.ownKey(context.auth, entry.provider) !== undefined;
+  const charge = ownKey ? priceCharge(priceLines(entry.charge), 'byok') : hitCharge(probe);
   const log = context.log;
   if (log) {
     noteProbe(log, probe);

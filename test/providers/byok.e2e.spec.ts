@@ -117,6 +117,32 @@ describe('bring your own key', () => {
     expect(Number(response.headers.get('x-cost-cents'))).toBe(nanosToCents(fee));
   });
 
+  it('charges a cache hit of an own-key request the fee alone too, never more than asking the provider', async () => {
+    const asked = () =>
+      client.chat.completions
+        .create({
+          model: 'openai/gpt-4o-mini',
+          max_tokens: 20,
+          temperature: 0,
+          messages: [{ role: 'user', content: 'a repeatable question' }],
+        })
+        .withResponse();
+    const miss = await asked();
+    expect(miss.response.headers.get('x-cache-status')).toBe('miss');
+    const missCharge = await lastCharge();
+    // The entry is stored just after the answer: ask again until the cache has it.
+    let hit = await asked();
+    const isHit = (r: typeof hit) => r.response.headers.get('x-cache-status')?.startsWith('hit') === true;
+    for (let tries = 0; !isHit(hit) && tries < 20; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      hit = await asked();
+    }
+    expect(isHit(hit)).toBe(true);
+    const hitCharge = await lastCharge();
+    expect(hitCharge.charge).toMatchObject({ discount: 'byok' });
+    expect(BigInt(hitCharge.chargedNanos)).toBe(BigInt(missCharge.chargedNanos));
+  });
+
   it('answers with the provider refusing the own key when the account allows no fallback', async () => {
     openai.scriptKey?.(OWN_KEY, { kind: 'error', status: 401 });
     const before = openai.requests.length;

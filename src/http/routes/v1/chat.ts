@@ -34,7 +34,7 @@ export const chatRoutes =
       const includeUsage = body.stream_options?.include_usage === true;
       if (isHit(probe)) {
         const savedNanos = routedHitSaving(routed, context, probe);
-        const charge = await chargeHit(deps.spending, context, probe, hitCompletion(probe));
+        const charge = await chargeHit(deps.spending, context, probe, hitCompletion(probe), deps.ownKeys);
         const served = {
           ...hitOutcome(deps.catalog, probe, charge),
           ...(savedNanos !== undefined && { savedNanos }),

@@ -18,7 +18,7 @@ export const embeddingsRoutes =
       reply.headers(cacheHeaders(probe));
       if (probe?.hit) {
         const answer = hitEmbeddings(probe, request.body);
-        const charge = await chargeHit(deps.spending, context, probe, answer);
+        const charge = await chargeHit(deps.spending, context, probe, answer, deps.ownKeys);
         servedHeaders(reply, hitOutcome(deps.catalog, probe, charge));
         return answer;
       }

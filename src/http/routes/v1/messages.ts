@@ -74,7 +74,7 @@ export const messagesRoutes =
           usage,
         });
         const savedNanos = routedHitSaving(routed, context, probe);
-        const charge = await chargeHit(deps.spending, context, probe, message);
+        const charge = await chargeHit(deps.spending, context, probe, message, deps.ownKeys);
         const served = {
           ...hitOutcome(deps.catalog, probe, charge),
           ...(savedNanos !== undefined && { savedNanos }),
