@@ -43,6 +43,11 @@ export const JobSubmitted = z.object({
   jobId: z.string(),
   attempt: z.number().int().positive(),
   providerJobId: z.string(),
+  /**
+   * The provider credential it was submitted with, by its pool name: the provider holds the job under that key, so
+   * it is polled and cancelled with it. Absent in events written before pools: the provider's single key.
+   */
+  credential: z.string().optional(),
 });
 
 /** An attempt failed for a passing reason (network, 5xx, 429); the job is tried again from `retryAt`. */

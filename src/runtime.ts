@@ -298,6 +298,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     env: config.env,
     timeoutMs: config.upstreamTimeoutMs,
     clock,
+    credentials,
     media,
     blobs,
     extraKinds: { transcription: transcriptionKind },

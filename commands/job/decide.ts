@@ -11,6 +11,8 @@ export interface JobState {
   /** When the current attempt's claim runs out (processing, not yet submitted). */
   leaseUntil: string | null;
   providerJobId: string | null;
+  /** The pool credential the provider holds the submitted job under (absent: the provider's single key). */
+  credential?: string | undefined;
   /** When a queued job may be tried again after a failed attempt. */
   retryAt: string | null;
   /** A cancellation after hand-off: its charge is still to be recorded (`pending`) or was (`charged`). */
@@ -40,10 +42,16 @@ export function evolve(state: JobState, event: JobEvent): JobState {
         attempt: event.data.attempt,
         leaseUntil: event.data.leaseUntil,
         providerJobId: null,
+        credential: undefined,
         retryAt: null,
       };
     case 'JobSubmitted':
-      return { ...state, providerJobId: event.data.providerJobId, leaseUntil: null };
+      return {
+        ...state,
+        providerJobId: event.data.providerJobId,
+        credential: event.data.credential,
+        leaseUntil: null,
+      };
     case 'JobAttemptFailed':
       return {
         ...state,
@@ -73,7 +81,7 @@ export type JobCommand =
   | { type: 'QueueJob'; job: z.infer<typeof JobQueued> }
   /** Take the job for its next attempt, or fail it when the attempts are used up. */
   | { type: 'ClaimJob'; now: Date; leaseMs: number; maxAttempts: number }
-  | { type: 'RecordSubmission'; attempt: number; providerJobId: string }
+  | { type: 'RecordSubmission'; attempt: number; providerJobId: string; credential?: string }
   | { type: 'RecordAttemptFailure'; attempt: number; error: z.infer<typeof JobError>; retryAt: Date }
   | {
       type: 'CompleteJob';
@@ -141,7 +149,12 @@ export function decide(command: JobCommand, state: JobState): JobEvent[] {
       return [
         {
           type: 'JobSubmitted',
-          data: { jobId, attempt: command.attempt, providerJobId: command.providerJobId },
+          data: {
+            jobId,
+            attempt: command.attempt,
+            providerJobId: command.providerJobId,
+            ...(command.credential !== undefined && { credential: command.credential }),
+          },
         },
       ];
     case 'RecordAttemptFailure':

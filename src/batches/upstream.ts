@@ -127,7 +127,11 @@ export class UpstreamBatches {
       lines: held,
     };
     try {
-      await this.deps.commands.handle(batch.batchId, { type: 'PrepareUpstream', prepared }, this.deps.context());
+      await this.deps.commands.handle(
+        batch.batchId,
+        { type: 'PrepareUpstream', prepared },
+        this.deps.context(),
+      );
     } catch (error) {
       for (const hold of holds) await this.deps.chat.spending.release(hold, 'failed').catch(() => undefined);
       throw error;

@@ -50,7 +50,9 @@ export async function chargeCancellation(
   } else {
     units = outcome.basis === 'hold' ? target.adapter.heldUnits(job.input as JobInput) : outcome.output.units;
     const charge = priceCharge(linesOf(kind, target.model, units));
+    const { credential } = jobState(history);
     chargedNanos = await settle(deps.spending, hold, target.model, {
+      ...(credential !== undefined && { credential }),
       charge,
       usageReported: outcome.basis === 'provider_output' && outcome.output.unitsReported,
       units,

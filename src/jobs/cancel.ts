@@ -5,6 +5,7 @@ import type { BlobStore } from '../files/blob-store.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
 import { release } from '../pipeline/ledger.ts';
 import { chargeCancellation, stopAtProvider } from './cancel-charge.ts';
+import { ownerCall } from './credential.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import { holdOf, type JobHistory, type JobsDeps, mayRead, readJob, resolveJobModel } from './service.ts';
 
@@ -52,7 +53,9 @@ export async function cancelJob(
         allowPrivateUrls: allowPrivateUrls(deps.env),
         blobs: deps.blobs,
       };
-      await stopAtProvider(target, call, decision.state.providerJobId);
+      // Asked on the credential the provider holds the job under; one no longer usable cannot reach it.
+      const owner = ownerCall(deps, target, call, decision.state.credential);
+      if (!('unusable' in owner)) await stopAtProvider(target, owner.call, decision.state.providerJobId);
       await chargeCancellation(deps, history, kind, target, { basis: 'hold' });
     }
   }

@@ -17,6 +17,7 @@ import { type EndpointSpec, type ModalityTarget, resolveModalityModel } from '..
 import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
 import { release, reserve } from '../pipeline/ledger.ts';
 import type { RequestContext } from '../pipeline/priced.ts';
+import type { CredentialPools } from '../providers/credentials/pool.ts';
 import { checkWebhookUrl } from '../webhooks/url.ts';
 import type { JobKind } from './kinds.ts';
 
@@ -31,6 +32,8 @@ export interface JobsDeps {
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
   clock: () => Date;
+  /** The providers' credential pools: a job is submitted on the pool's draw and kept on that credential. */
+  credentials?: CredentialPools;
 }
 
 export type QueuedJob = z.infer<typeof JobQueued>;

@@ -12,6 +12,7 @@ import { allowPrivateUrls } from '../net/url-guard.ts';
 import { release, settle } from '../pipeline/ledger.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import { type CancelOutcome, chargeCancellation, jobState, stopAtProvider } from './cancel-charge.ts';
+import { drawnCall, ownerCall } from './credential.ts';
 import { asJobError } from './job-error.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import { storeResult } from './result.ts';
@@ -122,7 +123,13 @@ export class JobWorker {
       return;
     }
     if (state.providerJobId) {
-      await this.poll(history, kind, target, call, state.providerJobId);
+      const owner = ownerCall(this.deps, target, call, state.credential);
+      if ('unusable' in owner) {
+        const gone = new RequestRefused('upstream_failed', `The job cannot be followed: ${owner.unusable}.`);
+        await this.fail(history, asJobError(gone, this.deps.describeError));
+        return;
+      }
+      await this.poll(history, kind, target, owner.call, state.providerJobId, owner.credential);
       return;
     }
     const claim = await this.deps.commands
@@ -141,9 +148,11 @@ export class JobWorker {
       return;
     }
     const attempt = claimed.data.attempt;
+    // Drawn once and recorded with the provider's id: the provider holds the job under this key.
+    const { call: keyed, credential } = drawnCall(this.deps, target, call);
     let submission: Awaited<ReturnType<typeof target.adapter.submit>>;
     try {
-      submission = await target.adapter.submit(call);
+      submission = await target.adapter.submit(keyed);
     } catch (error) {
       // A job cancelled while its submission failed never reached the provider's books: nothing is charged.
       if (await this.chargeIfCancelled(history, kind, target, { basis: 'not_taken' })) return;
@@ -152,21 +161,20 @@ export class JobWorker {
     }
     try {
       if (submission.kind === 'done') {
-        await this.complete(history, kind, target, submission.output);
+        await this.complete(history, kind, target, submission.output, credential);
         return;
       }
       const providerJobId = submission.providerJobId;
-      await this.deps.commands
-        .handle(jobId, { type: 'RecordSubmission', attempt, providerJobId }, this.context())
-        .catch(async (error: unknown) => {
-          // Cancelled (or taken by another worker) while the provider was being asked: nobody will poll the
-          // provider's job, so it is asked to stop, as a cancellation that finds the submission recorded does; the
-          // provider had the work, so a cancellation is charged its hold.
-          if (!(error instanceof DomainError)) throw error;
-          await stopAtProvider(target, call, providerJobId);
-          await this.chargeIfCancelled(history, kind, target, { basis: 'hold' });
-          throw error;
-        });
+      const recorded = { type: 'RecordSubmission', attempt, providerJobId, credential } as const;
+      await this.deps.commands.handle(jobId, recorded, this.context()).catch(async (error: unknown) => {
+        // Cancelled (or taken by another worker) while the provider was being asked: nobody will poll the
+        // provider's job, so it is asked to stop, as a cancellation that finds the submission recorded does; the
+        // provider had the work, so a cancellation is charged its hold.
+        if (!(error instanceof DomainError)) throw error;
+        await stopAtProvider(target, keyed, providerJobId);
+        await this.chargeIfCancelled(history, kind, target, { basis: 'hold' });
+        throw error;
+      });
     } catch (error) {
       if (error instanceof DomainError) return; // cancelled while the provider was being asked
       await this.attemptFailed(history, attempt, error);
@@ -200,6 +208,7 @@ export class JobWorker {
     target: Target,
     call: JobCall,
     providerJobId: string,
+    credential: string | undefined,
   ) {
     if (!target.adapter.poll) return;
     let poll: Awaited<ReturnType<NonNullable<typeof target.adapter.poll>>>;
@@ -218,7 +227,7 @@ export class JobWorker {
       await this.fail(history, asJobError(failed, this.deps.describeError));
       return;
     }
-    await this.complete(history, kind, target, poll.output);
+    await this.complete(history, kind, target, poll.output, credential);
   }
 
   /**
@@ -249,8 +258,11 @@ export class JobWorker {
     call: JobCall,
     state: ReturnType<typeof jobState>,
   ): Promise<void> {
-    if (state.providerJobId) await stopAtProvider(target, call, state.providerJobId);
-    else if (state.leaseUntil !== null && state.leaseUntil > this.deps.clock().toISOString()) return;
+    if (state.providerJobId) {
+      // A credential no longer usable cannot reach the job to stop it; the provider has the work, so it is charged.
+      const owner = ownerCall(this.deps, target, call, state.credential);
+      if (!('unusable' in owner)) await stopAtProvider(target, owner.call, state.providerJobId);
+    } else if (state.leaseUntil !== null && state.leaseUntil > this.deps.clock().toISOString()) return;
     await this.chargeIfCancelled(history, kind, target, { basis: 'hold' });
   }
 
@@ -259,6 +271,7 @@ export class JobWorker {
     kind: JobKind,
     target: Target,
     output: JobOutput,
+    credential: string | undefined,
   ): Promise<void> {
     const job = history.queued;
     const stored = await storeResult(this.deps, job, output);
@@ -275,6 +288,7 @@ export class JobWorker {
       charge,
       usageReported: output.unitsReported,
       units: output.units,
+      ...(credential !== undefined && { credential }),
     });
     const completed = await this.deps.commands
       .handle(
