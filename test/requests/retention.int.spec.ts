@@ -264,9 +264,12 @@ describe('bodies of earlier versions, kept in the blob store', () => {
       intervalMs: 20,
     });
     try {
+      // The move's log line comes once the move is done, which may be after the expired body is gone.
       await eventually(
         async () =>
-          (await files.size(legacyBodyKey(expired))) === undefined && !(await inTable(pool, expired)),
+          (await files.size(legacyBodyKey(expired))) === undefined &&
+          !(await inTable(pool, expired)) &&
+          lines.some((line) => /moved 2 bodies/.test(line)),
         (gone) => gone,
         5000,
       );
