@@ -61,7 +61,8 @@ export async function withOwnKey<C extends Candidate, T>(
   return withCredential(pools, candidate, call, affinity);
 }
 
-function givesWay(error: unknown): boolean {
+/** Whether a failure of the requester's own key lets the call move to the operator's pool (`byok_fallback`). */
+export function givesWay(error: unknown): boolean {
   if (error instanceof RequestRefused) return error.kind === 'unavailable';
   if (!(error instanceof UpstreamError)) return false;
   if (error.code === 'insufficient_quota' || error.code === 'billing_error') return true;

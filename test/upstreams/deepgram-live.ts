@@ -59,11 +59,15 @@ export interface DeepgramLiveUpstream {
   close(): Promise<void>;
 }
 
-/** `codedBytesPerSecond`: the rate at which this server reckons compressed or container audio (default 4,000). */
+/**
+ * `codedBytesPerSecond`: the rate at which this server reckons compressed or container audio (default 4,000);
+ * `keys`: the API keys it accepts (default `DEEPGRAM_KEY` alone), any other is refused with a 401.
+ */
 export async function startDeepgramLiveUpstream(
-  options: { codedBytesPerSecond?: number } = {},
+  options: { codedBytesPerSecond?: number; keys?: string[] } = {},
 ): Promise<DeepgramLiveUpstream> {
   const codedRate = options.codedBytesPerSecond ?? COMPRESSED_BYTES_PER_SECOND;
+  const keys = options.keys ?? [DEEPGRAM_KEY];
   const streams: LiveStream[] = [];
   const queue: LiveScript[] = [];
   const sockets = new WebSocketServer({ noServer: true });
@@ -74,7 +78,7 @@ export async function startDeepgramLiveUpstream(
     socket.on('error', () => {});
     const url = new URL(req.url ?? '/', 'http://sim');
     const query = Object.fromEntries(url.searchParams);
-    const refusal = handshakeRefusal(url.pathname, req.headers.authorization, query);
+    const refusal = handshakeRefusal(url.pathname, req.headers.authorization, query, keys);
     const script = refusal ? { kind: 'ok' as const } : (queue.shift() ?? { kind: 'ok' as const });
     const refused =
       refusal ?? (script.kind === 'refuse' ? { status: script.status, reason: script.reason } : null);
@@ -108,9 +112,11 @@ function handshakeRefusal(
   path: string,
   authorization: string | undefined,
   query: Record<string, string>,
+  keys: string[],
 ): { status: number; reason: string } | null {
   if (path !== '/v1/listen') return { status: 404, reason: 'Not Found' };
-  if (authorization !== `Token ${DEEPGRAM_KEY}`) return { status: 401, reason: 'Invalid credentials.' };
+  if (!keys.some((key) => authorization === `Token ${key}`))
+    return { status: 401, reason: 'Invalid credentials.' };
   if (query.model !== undefined && !LIVE_MODELS.includes(query.model)) {
     return { status: 400, reason: 'No such model/language/tier combination found.' };
   }

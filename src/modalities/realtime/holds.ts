@@ -3,7 +3,7 @@ import type { RequestLog } from '../../billing/request-log.ts';
 import type { Hold, Spending } from '../../billing/spending.ts';
 import type { CatalogModel } from '../../catalog/types.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
-import { priceCharge } from '../../contracts/money.ts';
+import { type Charge, priceCharge } from '../../contracts/money.ts';
 import { release, reserve, settle } from '../../pipeline/ledger.ts';
 import { audioLine, costOfSeconds, MIN_SLICE_SECONDS, SLICE_SECONDS, secondsCoveredBy } from './pricing.ts';
 
@@ -33,6 +33,13 @@ export interface AudioHoldsOptions {
   log: (error: unknown, message: string) => void;
   /** The stream's record in the request log: one record for the whole stream, with the sum of its slices. */
   requestLog?: RequestLog;
+  /**
+   * `byok`: the stream runs on the requester's own provider key, so each slice is held and charged the platform
+   * fee alone (the provider bills the requester for the audio).
+   */
+  byok?: boolean;
+  /** Told of every settled slice on a credential: what an operator's credential used counts towards its limits. */
+  onSettled?: (charge: Charge, seconds: number, credential: string) => void;
 }
 
 /**
@@ -49,6 +56,8 @@ export class AudioHolds {
   private settling: Promise<void> = Promise.resolve();
   private finished = false;
   private chargedNanos = 0n;
+  /** The provider credential the stream runs on, by name: every slice's charge and the stream's record name it. */
+  private credential: string | undefined;
   /** Why the next slice was refused; set once, and the stream ends at the end of what is held. */
   refusal: RequestRefused | undefined;
 
@@ -63,6 +72,15 @@ export class AudioHolds {
       options.requestLog.stream = true;
     }
     return holds;
+  }
+
+  /** The stream opened on this credential (the first slice is held before the provider is asked). */
+  runsOn(credential: string | undefined): void {
+    this.credential = credential;
+  }
+
+  private get discount() {
+    return this.options.byok ? ('byok' as const) : ('none' as const);
   }
 
   get covered(): number {
@@ -117,12 +135,25 @@ export class AudioHolds {
       status: 200,
       costNanos: this.chargedNanos,
       holdId: null,
+      ...(this.credential !== undefined && { credential: this.credential }),
     });
     if (record) {
       await this.options.spending.logRequest(record).catch((error: unknown) => {
         this.options.log(error, 'realtime: logging the stream failed');
       });
     }
+  }
+
+  /**
+   * The stream never opened (the provider refused it, or the call moves to another credential): every slice is
+   * released and no record is written, so the request's record is the failure the client is answered with.
+   */
+  async abandon(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    await this.extending;
+    const slices = this.open.splice(0);
+    await Promise.all(slices.map((slice) => this.release(slice, 'failed')));
   }
 
   private extend(): Promise<void> {
@@ -164,14 +195,14 @@ export class AudioHolds {
       spending,
       { auth, requestId, tag },
       {
-        minNanos: costOfSeconds(MIN_SLICE_SECONDS, unitPrice),
-        maxNanos: costOfSeconds(sliceSeconds, unitPrice),
+        minNanos: costOfSeconds(MIN_SLICE_SECONDS, unitPrice, this.discount),
+        maxNanos: costOfSeconds(sliceSeconds, unitPrice, this.discount),
         ...(ttlMs !== undefined && { ttlMs }),
       },
       this.options.model.id,
     );
     // Slices are whole seconds, so the seconds billed per slice add up to the stream's seconds.
-    const ms = secondsCoveredBy(hold.grantedNanos, unitPrice, sliceSeconds) * 1000;
+    const ms = secondsCoveredBy(hold.grantedNanos, unitPrice, sliceSeconds, this.discount) * 1000;
     if (this.finished) {
       await release(spending, hold, 'cancelled');
       return;
@@ -183,18 +214,20 @@ export class AudioHolds {
   /** Settles a slice for its audio: whole seconds, a started second counting as one. */
   private async settle(slice: Slice, ms: number, closing = false): Promise<void> {
     const { spending, model, unitPrice, usageReported, requestLog } = this.options;
+    const credential = this.credential;
     const seconds = Math.ceil(ms / 1000);
-    const charge = priceCharge([audioLine(seconds, unitPrice)]);
+    const charge = priceCharge([audioLine(seconds, unitPrice)], this.discount);
     const hold = closing && requestLog ? { ...slice.hold, log: requestLog } : slice.hold;
     // What the stream was charged so far is in its requester's money (a sub-account's price), as each settle says.
     const charged = await settle(
       spending,
       hold,
       model,
-      { charge, usageReported, units: seconds },
+      { charge, usageReported, units: seconds, ...(credential !== undefined && { credential }) },
       closing ? this.chargedNanos + charge.chargedNanos : undefined,
     );
     this.chargedNanos += charged;
+    if (credential !== undefined) this.options.onSettled?.(charge, seconds, credential);
   }
 
   private release(slice: Slice, reason: 'failed' | 'cancelled'): Promise<void> {

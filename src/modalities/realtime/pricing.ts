@@ -1,5 +1,5 @@
 import type { CatalogModel } from '../../catalog/types.ts';
-import { ceilDiv, type PriceLine, priceCharge } from '../../contracts/money.ts';
+import { ceilDiv, type Discount, type PriceLine, priceCharge } from '../../contracts/money.ts';
 
 /** Audio one hold covers: reserved ahead, settled once streamed. */
 export const SLICE_SECONDS = 60;
@@ -27,16 +27,22 @@ export const audioLine = (seconds: number, unitPriceNanosPerMillion: bigint): Pr
   unitPriceNanosPerMillion,
 });
 
-export const costOfSeconds = (seconds: number, unitPrice: bigint) =>
-  priceCharge([audioLine(seconds, unitPrice)]).chargedNanos;
+/** `byok`: a stream on the requester's own provider key is charged the platform fee alone. */
+export const costOfSeconds = (seconds: number, unitPrice: bigint, discount: Discount = 'none') =>
+  priceCharge([audioLine(seconds, unitPrice)], discount).chargedNanos;
 
 /** The most whole seconds of audio (at most `max`) whose charge fits in `nanos`. */
-export function secondsCoveredBy(nanos: bigint, unitPrice: bigint, max: number): number {
+export function secondsCoveredBy(
+  nanos: bigint,
+  unitPrice: bigint,
+  max: number,
+  discount: Discount = 'none',
+): number {
   let low = 0;
   let high = max;
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (costOfSeconds(middle, unitPrice) <= nanos) low = middle;
+    if (costOfSeconds(middle, unitPrice, discount) <= nanos) low = middle;
     else high = middle - 1;
   }
   return low;

@@ -1,6 +1,9 @@
 import type { WebSocket } from 'ws';
 import type { CatalogModel } from '../../catalog/types.ts';
-import type { LiveAdapter } from '../../contracts/realtime.ts';
+import type { Charge } from '../../contracts/money.ts';
+import type { LiveAdapter, LiveOptions } from '../../contracts/realtime.ts';
+import { withCredential } from '../../pipeline/credentials.ts';
+import { givesWay, ownKeyRoute, withOwnKey } from '../../pipeline/own-key.ts';
 import type { ModalityDeps, RequestContext } from '../../pipeline/priced.ts';
 import { clientError } from '../../pipeline/retries.ts';
 import { defaultModelId } from '../models.ts';
@@ -42,36 +45,69 @@ export async function prepareStream(
     bytesPerSample && query.sample_rate
       ? pcmMeter({ bytesPerSample, sampleRate: query.sample_rate, channels: query.channels ?? 1 })
       : codedMeter;
-  const holds = await AudioHolds.start({
-    spending: deps.spending,
-    auth: context.auth,
-    requestId: context.requestId,
-    tag: context.tag,
-    model,
-    unitPrice: perMillionSeconds(realtimeRate(model) as bigint),
-    usageReported: !meter.exact,
-    ...(!meter.exact && { maxSliceSeconds: CODED_MAX_SLICE_SECONDS, ttlMs: CODED_HOLD_TTL_MS }),
-    log,
-    ...(context.log && { requestLog: context.log }),
-  });
+  const unitPrice = perMillionSeconds(realtimeRate(model) as bigint);
+  const hold = (byok: boolean) =>
+    AudioHolds.start({
+      spending: deps.spending,
+      auth: context.auth,
+      requestId: context.requestId,
+      tag: context.tag,
+      model,
+      unitPrice,
+      usageReported: !meter.exact,
+      ...(!meter.exact && { maxSliceSeconds: CODED_MAX_SLICE_SECONDS, ttlMs: CODED_HOLD_TTL_MS }),
+      log,
+      ...(context.log && { requestLog: context.log }),
+      byok,
+      // What an operator's credential used counts towards its limits (an own key's is the requester's business).
+      ...(!byok && {
+        onSettled: (charge: Charge, seconds: number, credential: string) =>
+          deps.credentials?.used(model.provider, credential, seconds, charge.passThroughNanos),
+      }),
+    });
+  const options: LiveOptions = {
+    encoding: query.encoding,
+    sampleRate: query.sample_rate,
+    channels: query.channels,
+    interimResults: query.interim_results,
+    language: query.language,
+  };
+  const candidate = { model, upstream: target };
+  const open = (on: typeof candidate) => adapter.open(on.upstream, options, context.signal);
+  const own = ownKeyRoute(deps.ownKeys, context.auth, candidate);
   const started = performance.now();
+  const attempt = async <T>(holds: AudioHolds, call: () => Promise<T>): Promise<T> => {
+    try {
+      const result = await call();
+      deps.health.record(model.provider, performance.now() - started, true);
+      return result;
+    } catch (error) {
+      if (!context.signal.aborted) deps.health.record(model.provider, performance.now() - started, false);
+      await holds.abandon();
+      throw error;
+    }
+  };
   try {
-    const upstream = await adapter.open(
-      target,
-      {
-        encoding: query.encoding,
-        sampleRate: query.sample_rate,
-        channels: query.channels,
-        interimResults: query.interim_results,
-        language: query.language,
-      },
-      context.signal,
-    );
-    deps.health.record(model.provider, performance.now() - started, true);
-    return { model, adapter, upstream, holds, meter };
+    if (own) {
+      // The requester's own key first, its slices held and charged the fee alone (docs/providers.md).
+      const holds = await hold(true);
+      try {
+        const opened = await attempt(holds, () =>
+          withOwnKey(undefined, { ...own, fallback: false }, candidate, open),
+        );
+        holds.runsOn(opened.credential);
+        return { model, adapter, upstream: opened.result, holds, meter };
+      } catch (error) {
+        if (!own.fallback || !givesWay(error)) throw error;
+      }
+    }
+    // The operator's pool: a credential the provider refuses or rate limits gives way to the next, and the one
+    // the stream opens on is named by every slice's charge.
+    const holds = await hold(false);
+    const opened = await attempt(holds, () => withCredential(deps.credentials, candidate, open));
+    holds.runsOn(opened.credential);
+    return { model, adapter, upstream: opened.result, holds, meter };
   } catch (error) {
-    if (!context.signal.aborted) deps.health.record(model.provider, performance.now() - started, false);
-    await holds.finish(0, 'failed');
     throw clientError(error, model.id);
   }
 }

@@ -33,10 +33,16 @@ export const realtimeRoutes =
         }
         const sub = request.auth.subAccountId ? live.subAccount(request.auth.subAccountId) : undefined;
         const log = (error: unknown, message: string) => request.log.error({ err: error }, message);
+        const tag = requestTag(given, sub?.defaultTag ?? null);
+        // A stream refused before it opens (402, the provider's refusal) is recorded as the failure it was.
+        if (request.requestLog) {
+          request.requestLog.metered = true;
+          request.requestLog.tag = tag;
+        }
         const context = {
           auth: request.auth,
           requestId: request.id,
-          tag: requestTag(given, sub?.defaultTag ?? null),
+          tag,
           ...(request.requestLog && { log: request.requestLog }),
           signal: app.webSockets.closed(request),
         };
