@@ -193,12 +193,11 @@ const LEDGER_COMPOSERS: Record<string, string> = {
   'src/jobs/service.ts': 'releases the hold of a job whose submission failed',
   'src/jobs/cancel.ts': 'releases the hold of a job cancelled before any worker took it',
   'src/jobs/cancel-charge.ts': 'charges or releases a job cancelled after hand-off (issue 30)',
-  'src/cache/charge.ts': 'charges a cache hit, which holds and settles in one decision',
   'src/http/request-log.ts': 'logs a request that settled nothing (a refusal), after the answer',
   'src/modalities/realtime/holds.ts': "logs a realtime stream's record once its slices are settled",
   'src/chat/output-hold.ts': "holds a chat request's worst case, sized by the chat pricing",
   'src/batches/stray-holds.ts': "releases the holds of a batch's lines a stopped gateway left open",
-  'src/batches/upstream.ts': "holds, settles and releases a provider batch's lines",
+  'src/batches/upstream-lines.ts': "settles and releases a provider batch's lines once it is over",
 };
 
 const LEDGER_CALL =

@@ -1,6 +1,6 @@
 import type { BudgetEvent, HoldData } from '../../events/budget.ts';
 import type { RequestRecord } from '../../events/request.ts';
-import { type BudgetCommand, binding } from './decide.ts';
+import { type BudgetCommand, binding, type Limits } from './decide.ts';
 import { refusalNotices, thresholdNotices } from './notices.ts';
 import { chargeBook, pricedTotal, resoldCharge, resoldHold } from './resold.ts';
 import { type BudgetState, toHold } from './state.ts';
@@ -28,6 +28,36 @@ function logRecord(
 /** The label field of a hold or charge: present only when there is one, so events without stay as they were. */
 export function labelOf(label: string | undefined): { label?: string } {
   return label === undefined ? {} : { label };
+}
+
+type Reserved = Extract<BudgetEvent, { type: 'SpendReserved' }>;
+
+/**
+ * A hold of `amountNanos` under the scopes of `limits`, as every grant records it (a request's own hold, a lease, a
+ * carve out of a lease, a known charge's): a lease covers many requests' tags as one, so it records no label.
+ */
+export function reservedEvent(
+  state: Pick<BudgetState, 'accountId' | 'month'>,
+  hold: { holdId: string; requestId: string; expiresAt: string } & ({ lease: true } | { leaseId?: string }),
+  limits: Limits,
+  amountNanos: bigint,
+): Reserved {
+  return {
+    type: 'SpendReserved',
+    data: {
+      accountId: state.accountId,
+      month: state.month,
+      holdId: hold.holdId,
+      requestId: hold.requestId,
+      amountNanos: amountNanos.toString(),
+      subAccountId: limits.subAccount?.id ?? null,
+      tag: limits.tag?.name ?? null,
+      expiresAt: hold.expiresAt,
+      ...('lease' in hold ? { lease: true } : labelOf(limits.label)),
+      ...('leaseId' in hold && hold.leaseId !== undefined && { leaseId: hold.leaseId }),
+      ...resoldHold(limits, amountNanos),
+    },
+  };
 }
 
 /**
@@ -112,21 +142,7 @@ export function chargeKnown(
   const tightest = binding(state, command.limits);
   if (command.chargedNanos > 0n && tightest.remainingNanos < command.chargedNanos)
     return refusalNotices(state, command.limits, tightest);
-  const reserved = {
-    type: 'SpendReserved' as const,
-    data: {
-      accountId: state.accountId,
-      month: state.month,
-      holdId: command.holdId,
-      requestId: command.requestId,
-      amountNanos: command.chargedNanos.toString(),
-      subAccountId: command.limits.subAccount?.id ?? null,
-      tag: command.limits.tag?.name ?? null,
-      expiresAt: command.expiresAt,
-      ...labelOf(command.limits.label),
-      ...resoldHold(command.limits, command.chargedNanos),
-    },
-  };
+  const reserved = reservedEvent(state, command, command.limits, command.chargedNanos);
   const book = command.limits.subAccount?.price;
   const resold = resoldCharge(reserved.data.subAccountId, book, command.limits, command.chargedNanos, 0n);
   const settled: Extract<BudgetEvent, { type: 'SpendSettled' }> = {

@@ -2,18 +2,11 @@ import type { z } from 'zod';
 import type { AdjustmentRecord, BudgetEvent, ChargeDetail } from '../../events/budget.ts';
 import type { RequestRecord } from '../../events/request.ts';
 import { type AdjustCommand, decideAdjust } from './adjust.ts';
-import { chargeKnown, labelOf, settle } from './charges.ts';
+import { chargeKnown, reservedEvent, settle } from './charges.ts';
 import type { PriceBook } from './markup.ts';
 import { refusalNotices } from './notices.ts';
 import type { CapReset } from './periods.ts';
-import {
-  carriedDays,
-  carriedDaysData,
-  holdPrice,
-  resoldHold,
-  subAccountHeadroom,
-  todayOf,
-} from './resold.ts';
+import { carriedDays, carriedDaysData, holdPrice, subAccountHeadroom, todayOf } from './resold.ts';
 import {
   type Adjustment,
   type BudgetState,
@@ -234,23 +227,8 @@ export function decide(command: BudgetCommand, state: BudgetState): BudgetEvent[
       const share = binding(state, command.limits).remainingNanos / LEASE_SHARE_OF_HEADROOM;
       const granted = min(command.wantNanos, share);
       if (granted < command.minNanos || granted <= 0n) return [];
-      return [
-        {
-          type: 'SpendReserved',
-          data: {
-            accountId: state.accountId,
-            month: state.month,
-            holdId: command.leaseId,
-            requestId: command.leaseId,
-            amountNanos: granted.toString(),
-            subAccountId: command.limits.subAccount?.id ?? null,
-            tag: command.limits.tag?.name ?? null,
-            expiresAt: command.expiresAt,
-            lease: true,
-            ...resoldHold(command.limits, granted),
-          },
-        },
-      ];
+      const lease = { holdId: command.leaseId, requestId: command.leaseId, expiresAt: command.expiresAt };
+      return [reservedEvent(state, { ...lease, lease: true }, command.limits, granted)];
     }
     case 'Settle': {
       requireOpen(state);
@@ -320,23 +298,9 @@ function reserveAlone(command: ReserveCommand, state: BudgetState): BudgetEvent[
   const granted = command.maxNanos === 0n ? 0n : min(command.maxNanos, tightest.remainingNanos);
   const refused = command.maxNanos > 0n && (granted < command.minNanos || granted <= 0n);
   if (refused) return refusalNotices(state, command.limits, tightest);
-  return [
-    {
-      type: 'SpendReserved',
-      data: {
-        accountId: state.accountId,
-        month: state.month,
-        holdId: command.holdId,
-        requestId: command.requestId,
-        amountNanos: granted.toString(),
-        subAccountId: command.limits.subAccount?.id ?? null,
-        tag: command.limits.tag?.name ?? null,
-        expiresAt: command.expiresAt,
-        ...labelOf(command.limits.label),
-        ...resoldHold(command.limits, granted),
-      },
-    },
-  ];
+  // Held apart from any lease it came with: the lease could not cover it.
+  const own = { holdId: command.holdId, requestId: command.requestId, expiresAt: command.expiresAt };
+  return [reservedEvent(state, own, command.limits, granted)];
 }
 
 /** Leases grant at most this fraction (1/n) of the tightest scope's headroom. */
@@ -354,22 +318,7 @@ function carve(command: ReserveCommand, state: BudgetState): BudgetEvent | undef
   if (!lease || !sameScopes || lease.amountNanos < command.maxNanos) return undefined;
   // A sub-account's lease holds a price too: each carve's price rounds up on its own, so both must fit.
   if (priceOfHold(lease) < holdPrice(command.limits, command.maxNanos)) return undefined;
-  return {
-    type: 'SpendReserved',
-    data: {
-      accountId: state.accountId,
-      month: state.month,
-      holdId: command.holdId,
-      requestId: command.requestId,
-      amountNanos: command.maxNanos.toString(),
-      subAccountId: lease.subAccountId,
-      tag: lease.tag,
-      expiresAt: command.expiresAt,
-      leaseId: command.leaseId,
-      ...labelOf(command.limits.label),
-      ...resoldHold(command.limits, command.maxNanos),
-    },
-  };
+  return reservedEvent(state, command, command.limits, command.maxNanos);
 }
 
 function released(

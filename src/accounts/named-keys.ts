@@ -67,7 +67,8 @@ export class NamedKeys {
   ): Promise<IssuedKey> {
     const now = this.clock();
     const expiresAt = this.expiry(terms.expiresAt, now, 'expires_at');
-    const { key, record } = generateKey();
+    const generated = generateKey();
+    const { record } = generated;
     const given: KeyTerms = { name: this.name(terms.name), expiresAt: expiresAt?.toISOString() ?? null };
     const decision = owner.subAccountId
       ? await this.subAccounts.handle(
@@ -81,17 +82,7 @@ export class NamedKeys {
           { now, correlationId },
         );
     if (decision.checkpoint) await this.afterWrite(decision.checkpoint);
-    const issued = issuedOf(decision.events);
-    return {
-      object: 'api_key',
-      id: record.keyId,
-      name: issued.name,
-      key,
-      prefix: record.keyPrefix,
-      sub_account_id: owner.subAccountId,
-      created_at: seconds(now),
-      expires_at: expiresAt ? seconds(expiresAt) : null,
-    };
+    return issuedKey(owner, generated, decision.events, now);
   }
 
   /** Revoking a revoked key changes nothing and answers the same; another owner's key is not found. */
@@ -128,7 +119,8 @@ export class NamedKeys {
       throw invalid('grace_seconds', `an integer from 0 to ${MAX_GRACE_SECONDS} (30 days)`);
     const now = this.clock();
     const expiresAt = this.expiry(terms.expiresAt, now, 'expires_at');
-    const { key, record } = generateKey();
+    const generated = generateKey();
+    const { record } = generated;
     const rotation: Rotation = {
       keyId,
       now: now.toISOString(),
@@ -144,20 +136,12 @@ export class NamedKeys {
         )
       : await this.accounts.handle(owner.accountId, { type: 'RotateKey', key: record, ...rotation }, context);
     if (decision.checkpoint) await this.afterWrite(decision.checkpoint);
-    const issued = issuedOf(decision.events);
     const replacedUntil = decision.events.flatMap((e) =>
       e.type === 'ApiKeyRotated' || e.type === 'SubAccountKeyRotated' ? [e.data.expiresAt] : [],
     )[0];
     if (replacedUntil === undefined) throw new Error('a rotation decided no ApiKeyRotated');
     return {
-      object: 'api_key',
-      id: record.keyId,
-      name: issued.name,
-      key,
-      prefix: record.keyPrefix,
-      sub_account_id: owner.subAccountId,
-      created_at: seconds(now),
-      expires_at: issued.expiresAt === null ? null : seconds(new Date(issued.expiresAt)),
+      ...issuedKey(owner, generated, decision.events, now),
       replaces: keyId,
       // Rounded up: the first whole second at which the old key no longer works.
       replaced_key_expires_at: Math.ceil(Date.parse(replacedUntil) / 1000),
@@ -210,11 +194,24 @@ export class NamedKeys {
 }
 
 /** The key an issue or a rotation decided, as recorded. */
-function issuedOf(events: (AccountEvent | SubAccountEvent)[]): { name: string; expiresAt: string | null } {
-  for (const event of events) {
-    if (event.type === 'ApiKeyIssued' || event.type === 'SubAccountKeyIssued') {
-      return { name: keyNameOf(event.data.name), expiresAt: event.data.expiresAt ?? null };
-    }
-  }
-  throw new Error('the decision issued no key');
+/** The answer to an issued or rotated key, the only time its secret is shown: its terms as the decision recorded them. */
+function issuedKey(
+  owner: KeyOwner,
+  { key, record }: ReturnType<typeof generateKey>,
+  events: (AccountEvent | SubAccountEvent)[],
+  now: Date,
+): IssuedKey {
+  const issued = events.find((e) => e.type === 'ApiKeyIssued' || e.type === 'SubAccountKeyIssued');
+  if (!issued) throw new Error('the decision issued no key');
+  const expiresAt = issued.data.expiresAt ?? null;
+  return {
+    object: 'api_key',
+    id: record.keyId,
+    name: keyNameOf(issued.data.name),
+    key,
+    prefix: record.keyPrefix,
+    sub_account_id: owner.subAccountId,
+    created_at: seconds(now),
+    expires_at: expiresAt === null ? null : seconds(new Date(expiresAt)),
+  };
 }

@@ -1,32 +1,26 @@
 import type { z } from 'zod';
 import type { BatchState, UpstreamGroup } from '../../commands/batch/decide.ts';
 import type { BatchCommands } from '../../commands/batch/handler.ts';
-import type { BatchCreated, BatchLineFinished, BatchUpstreamPrepared } from '../../events/batch.ts';
-import type { KeyHolder } from '../accounts/live-state.ts';
+import type { BatchCreated, BatchUpstreamPrepared } from '../../events/batch.ts';
 import type { RequestBodies } from '../billing/request-bodies.ts';
-import { RequestLog } from '../billing/request-log.ts';
 import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
-import { chatBill, completionId, countInputTokens } from '../chat/service.ts';
 import type { UpstreamBatchResult, UpstreamBatchState } from '../contracts/batch.ts';
-import type { ChatBody, ChatCompletion } from '../contracts/chat.ts';
+import type { ChatBody } from '../contracts/chat.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { fileBlobKey } from '../files/service.ts';
-import { settle } from '../pipeline/ledger.ts';
-import { clientError } from '../pipeline/retries.ts';
-import { failureOf, UpstreamError } from '../providers/errors.ts';
-import { atBatchRates, holdLine } from './hold-line.ts';
+import { UpstreamError } from '../providers/errors.ts';
+import { holdLine } from './hold-line.ts';
 import { inputLines, parseInputLine } from './input.ts';
 import { keptBody, lineRequestId } from './output.ts';
-import { recordLine } from './record-line.ts';
 import type { BatchSettings } from './settings.ts';
+import { holder, UpstreamLines } from './upstream-lines.ts';
 import { type BatchTarget, batchTarget, drawCredential } from './upstream-target.ts';
 
 type Created = z.infer<typeof BatchCreated>;
-type Line = z.infer<typeof BatchLineFinished>;
 type PreparedLine = z.infer<typeof BatchUpstreamPrepared>['lines'][number];
 
 /** Lines per upstream batch: each upstream batch is one event of holds, kept well under any store's size limit. */
@@ -52,20 +46,6 @@ export interface UpstreamBatchDeps {
   context: () => { now: Date };
 }
 
-/** Why lines an upstream batch did not serve failed, by how it ended. */
-const UNSERVED: Record<Exclude<UpstreamBatchState['state'], 'running' | 'ended'>, string> = {
-  failed: 'upstream_batch_failed',
-  expired: 'batch_expired',
-  cancelled: 'batch_cancelled',
-};
-
-const holder = (batch: Created): KeyHolder => ({
-  keyId: batch.keyId,
-  accountId: batch.accountId,
-  keyHash: '',
-  subAccountId: batch.subAccountId,
-});
-
 /**
  * Lines sent to their provider's own batch API: held one by one (so every cap holds as for any request), recorded
  * as an upstream batch with their holds, submitted, polled across restarts by the id recorded for it, and each
@@ -75,7 +55,11 @@ export class UpstreamBatches {
   private readonly polledAt = new Map<string, number>();
   private readonly cancelSent = new Set<string>();
 
-  constructor(private readonly deps: UpstreamBatchDeps) {}
+  private readonly lines: UpstreamLines;
+
+  constructor(private readonly deps: UpstreamBatchDeps) {
+    this.lines = new UpstreamLines(deps);
+  }
 
   /** Holds the lines (one model) and submits them as one upstream batch; a line refused its hold fails at once. */
   async submit(batch: Created, state: BatchState, lines: UpstreamLine[]): Promise<void> {
@@ -104,7 +88,7 @@ export class UpstreamBatches {
       } catch (error) {
         // Refused before anything was sent (no room under a cap, a limit the model does not have): as today.
         const described = this.deps.describeError(error);
-        await this.record(batch, {
+        await this.lines.record(batch, {
           line: item.line,
           customId: item.customId,
           statusCode: described.status,
@@ -133,7 +117,7 @@ export class UpstreamBatches {
         this.deps.context(),
       );
     } catch (error) {
-      for (const hold of holds) await this.deps.chat.spending.release(hold, 'failed').catch(() => undefined);
+      await this.lines.releaseHeld(holds);
       throw error;
     }
     state.groups.set(group, {
@@ -317,139 +301,7 @@ export class UpstreamBatches {
       }
     }
     const bodies = await this.bodiesOf(batch, new Set(pending.map((line) => line.line)));
-    const model = atBatchRates(this.deps.chat.catalog.get(group.prepared.model) as CatalogModel);
-    const auth = holder(batch);
-    for (const line of pending) {
-      const hold: Hold = {
-        holdId: line.holdId,
-        requestId: lineRequestId(batch.batchId, line.line),
-        grantedNanos: BigInt(line.heldNanos),
-        accountId: batch.accountId,
-        limits: this.deps.chat.spending.limits(auth, batch.tag, group.prepared.model),
-      };
-      const result = results.get(`line-${line.line}`);
-      const body = bodies.get(line.line);
-      if (result && 'completion' in result) {
-        await this.served(batch, line, hold, model, body, result, group.prepared.credential);
-        continue;
-      }
-      await this.deps.chat.spending.release(hold, ended.state === 'cancelled' ? 'cancelled' : 'failed');
-      if (result && 'error' in result) {
-        const error = new UpstreamError(
-          failureOf(result.error.status),
-          result.error.message,
-          result.error.status,
-        );
-        // Converted as a served call's upstream failure is (pipeline/retries.ts), so the line reads as it would.
-        const described = this.deps.describeError(clientError(error, model.id));
-        await this.logFailed(batch, line, body, model, described.status, described.body.error);
-        await this.record(batch, {
-          line: line.line,
-          customId: line.customId,
-          statusCode: described.status,
-          ...keptBody(described.body),
-          error: null,
-          costNanos: '0',
-        });
-        continue;
-      }
-      const why = ended.state === 'ended' ? 'failed' : ended.state;
-      await this.record(batch, {
-        line: line.line,
-        customId: line.customId,
-        statusCode: 500,
-        body: null,
-        error: {
-          code: UNSERVED[why],
-          message: `The provider's batch did not serve this request (${why}${ended.message ? `: ${ended.message}` : ''}); it was not charged.`,
-        },
-        costNanos: '0',
-      });
-    }
-  }
-
-  /** A served line: settled at the batch rates from the provider's usage, in the request log, then recorded. */
-  private async served(
-    batch: Created,
-    line: PreparedLine,
-    hold: Hold,
-    model: CatalogModel,
-    body: ChatCompletionRequest | undefined,
-    result: Extract<UpstreamBatchResult, { completion: ChatCompletion }>,
-    credential: string | undefined,
-  ) {
-    const completion = { ...result.completion, id: result.completion.id ?? completionId(), model: model.id };
-    const bill = await chatBill(
-      {
-        model,
-        inputTokens: result.usage ? 0 : await inputTokensOf(body),
-        outputLimit: line.maxTokens,
-        hold,
-        discount: 'batch_api',
-      },
-      result.usage,
-      replyText(completion),
-    );
-    const log = this.requestLog(batch, line, body);
-    if (log) {
-      log.tried(model.id, model.provider, 0);
-      log.respond(completion);
-      if (bill.usage) log.usage = { ...bill.usage };
-    }
-    const costNanos = await settle(this.deps.chat.spending, { ...hold, ...(log && { log }) }, model, {
-      ...bill,
-      ...(credential !== undefined && { credential }),
-    });
-    await this.record(batch, {
-      line: line.line,
-      customId: line.customId,
-      statusCode: 200,
-      ...keptBody(completion),
-      error: null,
-      costNanos: costNanos.toString(),
-    });
-  }
-
-  private requestLog(batch: Created, line: PreparedLine, body: unknown): RequestLog | undefined {
-    if (!this.deps.bodies) return undefined;
-    const log = new RequestLog(this.deps.bodies, {
-      requestId: lineRequestId(batch.batchId, line.line),
-      batchLine: { batchId: batch.batchId, line: line.line },
-      auth: holder(batch),
-      endpoint: '/v1/chat/completions',
-      body: body ?? null,
-    });
-    log.metered = true;
-    log.tag = batch.tag;
-    return log;
-  }
-
-  private async logFailed(
-    batch: Created,
-    line: PreparedLine,
-    body: unknown,
-    model: CatalogModel,
-    status: number,
-    error: { type: string; message: string },
-  ) {
-    const log = this.requestLog(batch, line, body);
-    if (!log) return;
-    log.tried(model.id, model.provider, 0);
-    log.errorType = error.type;
-    log.errorMessage = error.message;
-    const record = log.finish({ status, costNanos: 0n, holdId: null });
-    if (record)
-      await this.deps.chat.spending
-        .logRequest(record)
-        .catch((error) => this.deps.log(`logging ${record.requestId} failed: ${String(error)}`));
-  }
-
-  private async record(batch: Created, line: Omit<Line, 'batchId' | 'requestId'>): Promise<void> {
-    await recordLine(
-      this.deps.commands,
-      { batchId: batch.batchId, requestId: lineRequestId(batch.batchId, line.line), ...line },
-      this.deps.context,
-    );
+    await this.lines.settle(batch, group, ended, pending, results, bodies);
   }
 
   private target(group: UpstreamGroup): BatchTarget {
@@ -473,13 +325,4 @@ export class UpstreamBatches {
 function upstreamBody(body: ChatCompletionRequest | undefined, maxTokens: number): ChatBody {
   const { max_completion_tokens: _ignored, ...rest } = (body ?? { messages: [] }) as ChatCompletionRequest;
   return { ...(rest as ChatBody), max_tokens: maxTokens };
-}
-
-async function inputTokensOf(body: ChatCompletionRequest | undefined): Promise<number> {
-  return body ? countInputTokens(body) : 0;
-}
-
-function replyText(completion: ChatCompletion): string {
-  const message = (completion.choices[0] as { message?: { content?: unknown } } | undefined)?.message;
-  return typeof message?.content === 'string' ? message.content : '';
 }
