@@ -48,6 +48,11 @@ export const JobSubmitted = z.object({
    * it is polled and cancelled with it. Absent in events written before pools: the provider's single key.
    */
   credential: z.string().optional(),
+  /**
+   * With a `byok:<name>` credential: the id of the requester's own provider key it was submitted on, which it is
+   * followed with (a key registered since under the same name is another key).
+   */
+  providerKeyId: z.string().optional(),
 });
 
 /** An attempt failed for a passing reason (network, 5xx, 429); the job is tried again from `retryAt`. */

@@ -299,6 +299,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     timeoutMs: config.upstreamTimeoutMs,
     clock,
     credentials,
+    ownKeys: providerKeys,
     media,
     blobs,
     extraKinds: { transcription: transcriptionKind },

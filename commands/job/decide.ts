@@ -13,6 +13,8 @@ export interface JobState {
   providerJobId: string | null;
   /** The pool credential the provider holds the submitted job under (absent: the provider's single key). */
   credential?: string | undefined;
+  /** The requester's own provider key it is held under, by id, when `credential` is `byok:<name>`. */
+  providerKeyId?: string | undefined;
   /** When a queued job may be tried again after a failed attempt. */
   retryAt: string | null;
   /** A cancellation after hand-off: its charge is still to be recorded (`pending`) or was (`charged`). */
@@ -43,6 +45,7 @@ export function evolve(state: JobState, event: JobEvent): JobState {
         leaseUntil: event.data.leaseUntil,
         providerJobId: null,
         credential: undefined,
+        providerKeyId: undefined,
         retryAt: null,
       };
     case 'JobSubmitted':
@@ -50,6 +53,7 @@ export function evolve(state: JobState, event: JobEvent): JobState {
         ...state,
         providerJobId: event.data.providerJobId,
         credential: event.data.credential,
+        providerKeyId: event.data.providerKeyId,
         leaseUntil: null,
       };
     case 'JobAttemptFailed':
@@ -81,7 +85,13 @@ export type JobCommand =
   | { type: 'QueueJob'; job: z.infer<typeof JobQueued> }
   /** Take the job for its next attempt, or fail it when the attempts are used up. */
   | { type: 'ClaimJob'; now: Date; leaseMs: number; maxAttempts: number }
-  | { type: 'RecordSubmission'; attempt: number; providerJobId: string; credential?: string }
+  | {
+      type: 'RecordSubmission';
+      attempt: number;
+      providerJobId: string;
+      credential?: string | undefined;
+      providerKeyId?: string | undefined;
+    }
   | { type: 'RecordAttemptFailure'; attempt: number; error: z.infer<typeof JobError>; retryAt: Date }
   | {
       type: 'CompleteJob';
@@ -154,6 +164,7 @@ export function decide(command: JobCommand, state: JobState): JobEvent[] {
             attempt: command.attempt,
             providerJobId: command.providerJobId,
             ...(command.credential !== undefined && { credential: command.credential }),
+            ...(command.providerKeyId !== undefined && { providerKeyId: command.providerKeyId }),
           },
         },
       ];

@@ -29,8 +29,10 @@ export interface ProviderKeyRow {
   createdAt: Date;
 }
 
-/** A key as a request uses it: its name, and the secret, or why it cannot be read (no or another secrets key). */
-export type OwnKey = { name: string; key: string } | { name: string; unreadable: string };
+/**
+ * A key as a request uses it: its id and name, and the secret, or why it cannot be read (no or another secrets key).
+ */
+export type OwnKey = { id: string; name: string } & ({ key: string } | { unreadable: string });
 
 const COLUMNS = `id, account_id AS "accountId", sub_account_id AS "subAccountId", provider, name, last4, sealed,
   created_at AS "createdAt"`;
@@ -113,6 +115,17 @@ export class ProviderKeyStore {
   }
 
   /**
+   * One key by its id, if it is still registered and `holder` may use it (its sub-account's own, or its account's):
+   * what a job submitted on it is followed with, whether or not it is still the newest.
+   */
+  ownKeyById(holder: Pick<KeyHolder, 'accountId' | 'subAccountId'>, id: string): OwnKey | undefined {
+    const entry = this.index.get(id);
+    if (!entry || entry.accountId !== holder.accountId) return undefined;
+    if (entry.subAccountId !== null && entry.subAccountId !== holder.subAccountId) return undefined;
+    return entry.opened;
+  }
+
+  /**
    * Seals again, under the current secrets key, every secret sealed under another (a previous key still opens it);
    * one row at a time, each changed only if no one changed it meanwhile. Secrets no key of the box opens are counted
    * and left as they are.
@@ -146,15 +159,15 @@ export class ProviderKeyStore {
 
   private hold(row: ProviderKeyRow): void {
     const { sealed, ...entry } = row;
-    this.index.set(row.id, { ...entry, opened: this.open(row.name, sealed) });
+    this.index.set(row.id, { ...entry, opened: this.open(row.id, row.name, sealed) });
   }
 
-  private open(name: string, sealed: string): OwnKey {
-    if (!this.box) return { name, unreadable: 'GATEWAY_SECRETS_KEY is not set' };
+  private open(id: string, name: string, sealed: string): OwnKey {
+    if (!this.box) return { id, name, unreadable: 'GATEWAY_SECRETS_KEY is not set' };
     try {
-      return { name, key: this.box.open(sealed) };
+      return { id, name, key: this.box.open(sealed) };
     } catch (error) {
-      return { name, unreadable: (error as Error).message };
+      return { id, name, unreadable: (error as Error).message };
     }
   }
 }

@@ -65,6 +65,11 @@ export class ProviderKeys {
     return this.keys.ownKey(holder, provider);
   }
 
+  /** A key by its id, while registered and usable by `holder` (a job follows the key that submitted it). */
+  ownKeyById(holder: Pick<KeyHolder, 'accountId' | 'subAccountId'>, id: string): OwnKey | undefined {
+    return this.keys.ownKeyById(holder, id);
+  }
+
   /** Whether a failing own key of the account may give way to the operator's pool. */
   fallback(accountId: string): boolean {
     return this.live.account(accountId)?.byokFallback === true;

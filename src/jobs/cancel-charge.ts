@@ -1,8 +1,8 @@
 import { DomainError } from '../../commands/errors.ts';
 import { evolve, initialState, type JobState } from '../../commands/job/decide.ts';
 import type { JobCall, JobInput, JobOutput } from '../contracts/jobs.ts';
-import { priceCharge } from '../contracts/money.ts';
 import { release, settle } from '../pipeline/ledger.ts';
+import { jobCharge } from './credential.ts';
 import type { JobKind } from './kinds.ts';
 import { holdOf, type JobHistory, type JobsDeps, linesOf, type Target } from './service.ts';
 
@@ -22,11 +22,17 @@ export interface StoredResult {
 /**
  * How a cancellation after hand-off is charged: the units the provider delivered (`provider_output`), the held
  * worst case when the provider has the work and reports nothing once asked to stop (`hold`), or nothing when the
- * provider never took it (`not_taken`).
+ * provider never took it (`not_taken`). `credential`: the one the work went out on, when the job's stream does not
+ * record it yet (a submission answered, or accepted, while the job was being cancelled).
  */
 export type CancelOutcome =
-  | { basis: 'provider_output'; output: JobOutput; stored: StoredResult | undefined }
-  | { basis: 'hold' }
+  | {
+      basis: 'provider_output';
+      output: JobOutput;
+      stored: StoredResult | undefined;
+      credential?: string | undefined;
+    }
+  | { basis: 'hold'; credential?: string | undefined }
   | { basis: 'not_taken' };
 
 /**
@@ -49,8 +55,9 @@ export async function chargeCancellation(
     await release(deps.spending, hold, 'cancelled');
   } else {
     units = outcome.basis === 'hold' ? target.adapter.heldUnits(job.input as JobInput) : outcome.output.units;
-    const charge = priceCharge(linesOf(kind, target.model, units));
-    const { credential } = jobState(history);
+    const credential = outcome.credential ?? jobState(history).credential;
+    // On the requester's own key, the provider bills the requester: the fee alone.
+    const charge = jobCharge(linesOf(kind, target.model, units), credential);
     chargedNanos = await settle(deps.spending, hold, target.model, {
       ...(credential !== undefined && { credential }),
       charge,

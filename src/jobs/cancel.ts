@@ -54,9 +54,12 @@ export async function cancelJob(
         blobs: deps.blobs,
       };
       // Asked on the credential the provider holds the job under; one no longer usable cannot reach it.
-      const owner = ownerCall(deps, target, call, decision.state.credential);
+      const owner = ownerCall(deps, history.queued, target, call, decision.state);
       if (!('unusable' in owner)) await stopAtProvider(target, owner.call, decision.state.providerJobId);
-      await chargeCancellation(deps, history, kind, target, { basis: 'hold' });
+      await chargeCancellation(deps, history, kind, target, {
+        basis: 'hold',
+        credential: decision.state.credential,
+      });
     }
   }
   return (await readJob(deps.store, jobId)) ?? history;

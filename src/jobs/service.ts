@@ -7,6 +7,7 @@ import { jobStream } from '../../events/job.ts';
 import type { EventStore } from '../../events/store.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { permitModel } from '../accounts/model-access.ts';
+import type { OwnKey } from '../accounts/provider-key-store.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { unitLine } from '../catalog/unit-models.ts';
@@ -16,6 +17,7 @@ import { type PriceLine, priceCharge } from '../contracts/money.ts';
 import { type EndpointSpec, type ModalityTarget, resolveModalityModel } from '../modalities/models.ts';
 import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
 import { release, reserve } from '../pipeline/ledger.ts';
+import type { OwnKeys } from '../pipeline/own-key.ts';
 import type { RequestContext } from '../pipeline/priced.ts';
 import type { CredentialPools } from '../providers/credentials/pool.ts';
 import { checkWebhookUrl } from '../webhooks/url.ts';
@@ -34,6 +36,13 @@ export interface JobsDeps {
   clock: () => Date;
   /** The providers' credential pools: a job is submitted on the pool's draw and kept on that credential. */
   credentials?: CredentialPools;
+  /** The provider keys accounts bring: a job is submitted on its requester's own first (src/jobs/credential.ts). */
+  ownKeys?: JobOwnKeys;
+}
+
+/** The provider keys accounts bring, as jobs ask them: the requester's for a provider, then the very key by id. */
+export interface JobOwnKeys extends OwnKeys {
+  ownKeyById(holder: Pick<KeyHolder, 'accountId' | 'subAccountId'>, id: string): OwnKey | undefined;
 }
 
 export type QueuedJob = z.infer<typeof JobQueued>;

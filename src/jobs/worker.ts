@@ -5,14 +5,13 @@ import type { JobError } from '../../events/job.ts';
 import { dueJobs, jobsAwaitingWebhook } from '../../projections/jobs/index.ts';
 import { type DescribeError, RequestRefused } from '../contracts/errors.ts';
 import type { JobCall, JobInput, JobOutput } from '../contracts/jobs.ts';
-import { priceCharge } from '../contracts/money.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { FilesService } from '../files/service.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
 import { release, settle } from '../pipeline/ledger.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import { type CancelOutcome, chargeCancellation, jobState, stopAtProvider } from './cancel-charge.ts';
-import { drawnCall, ownerCall } from './credential.ts';
+import { jobCharge, ownerCall, type Submitted, submitOnKey } from './credential.ts';
 import { asJobError } from './job-error.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import { storeResult } from './result.ts';
@@ -123,7 +122,7 @@ export class JobWorker {
       return;
     }
     if (state.providerJobId) {
-      const owner = ownerCall(this.deps, target, call, state.credential);
+      const owner = ownerCall(this.deps, history.queued, target, call, state);
       if ('unusable' in owner) {
         const gone = new RequestRefused('upstream_failed', `The job cannot be followed: ${owner.unusable}.`);
         await this.fail(history, asJobError(gone, this.deps.describeError));
@@ -148,31 +147,32 @@ export class JobWorker {
       return;
     }
     const attempt = claimed.data.attempt;
-    // Drawn once and recorded with the provider's id: the provider holds the job under this key.
-    const { call: keyed, credential } = drawnCall(this.deps, target, call);
-    let submission: Awaited<ReturnType<typeof target.adapter.submit>>;
+    // The requester's own key or the pool's draw, recorded with the provider's id: the provider holds the job under it.
+    let submitted: Submitted;
     try {
-      submission = await target.adapter.submit(keyed);
+      submitted = await submitOnKey(this.deps, history.queued, target, call);
     } catch (error) {
       // A job cancelled while its submission failed never reached the provider's books: nothing is charged.
       if (await this.chargeIfCancelled(history, kind, target, { basis: 'not_taken' })) return;
       await this.attemptFailed(history, attempt, error);
       return;
     }
+    const { submission, call: keyed, ...held } = submitted;
+    const { credential } = held;
     try {
       if (submission.kind === 'done') {
         await this.complete(history, kind, target, submission.output, credential);
         return;
       }
       const providerJobId = submission.providerJobId;
-      const recorded = { type: 'RecordSubmission', attempt, providerJobId, credential } as const;
+      const recorded = { type: 'RecordSubmission', attempt, providerJobId, ...held } as const;
       await this.deps.commands.handle(jobId, recorded, this.context()).catch(async (error: unknown) => {
         // Cancelled (or taken by another worker) while the provider was being asked: nobody will poll the
         // provider's job, so it is asked to stop, as a cancellation that finds the submission recorded does; the
         // provider had the work, so a cancellation is charged its hold.
         if (!(error instanceof DomainError)) throw error;
         await stopAtProvider(target, keyed, providerJobId);
-        await this.chargeIfCancelled(history, kind, target, { basis: 'hold' });
+        await this.chargeIfCancelled(history, kind, target, { basis: 'hold', credential });
         throw error;
       });
     } catch (error) {
@@ -260,7 +260,7 @@ export class JobWorker {
   ): Promise<void> {
     if (state.providerJobId) {
       // A credential no longer usable cannot reach the job to stop it; the provider has the work, so it is charged.
-      const owner = ownerCall(this.deps, target, call, state.credential);
+      const owner = ownerCall(this.deps, history.queued, target, call, state);
       if (!('unusable' in owner)) await stopAtProvider(target, owner.call, state.providerJobId);
     } else if (state.leaseUntil !== null && state.leaseUntil > this.deps.clock().toISOString()) return;
     await this.chargeIfCancelled(history, kind, target, { basis: 'hold' });
@@ -276,13 +276,13 @@ export class JobWorker {
     const job = history.queued;
     const stored = await storeResult(this.deps, job, output);
     // Cancelled meanwhile: the provider delivered, and billed, the work; the client gets the result it pays for.
-    const delivered: CancelOutcome = { basis: 'provider_output', output, stored };
+    const delivered: CancelOutcome = { basis: 'provider_output', output, stored, credential };
     const now = await readJob(this.deps.store, job.jobId);
     if (!now || jobState(now).ended) {
       if (now) await this.chargeIfCancelled(now, kind, target, delivered);
       return;
     }
-    const charge = priceCharge(linesOf(kind, target.model, output.units));
+    const charge = jobCharge(linesOf(kind, target.model, output.units), credential);
     // What the job cost its requester: a sub-account's price of the charge.
     const charged = await settle(this.deps.spending, holdOf(this.deps.spending, job), target.model, {
       charge,

@@ -9,6 +9,11 @@ export const MODEL_BYTES = 'glTF-fake-glb-model';
 export interface JobProviders extends Upstream {
   /** How many polls a video operation or a 3D task stays pending before it is done. */
   pendingPolls: number;
+  /**
+   * Keys the providers accept besides their own (an account's own key, registered with the gateway). A Meshy task
+   * answers only the key that created it: another key's poll gets Meshy's 404, as another organization's would.
+   */
+  keys: Set<string>;
 }
 
 const GOOGLE_KEY = 'upstream-google';
@@ -26,6 +31,10 @@ export async function startJobProviders(): Promise<JobProviders> {
   let base = '';
   const polls = new Map<string, number>();
   const prompts = new Map<string, string>();
+  const owners = new Map<string, string>();
+  const keys = new Set<string>();
+  const meshyKey = (headers: Record<string, string>) =>
+    headers.authorization?.replace(/^Bearer\s+/i, '') ?? '';
   let upstream: JobProviders;
 
   const googleError = (status: number, message: string): Reply => ({
@@ -79,7 +88,8 @@ export async function startJobProviders(): Promise<JobProviders> {
         return { status: 200, headers: { 'content-type': 'video/mp4' }, chunks: [VIDEO_BYTES] };
       }
       if (path === '/v1/music' && method === 'POST') {
-        if (headers['xi-api-key'] !== ELEVENLABS_KEY) {
+        const xiKey = headers['xi-api-key'] ?? '';
+        if (xiKey !== ELEVENLABS_KEY && !keys.has(xiKey)) {
           return { status: 401, body: { detail: { status: 'invalid_api_key', message: 'Invalid API key' } } };
         }
         if (typeof body.prompt !== 'string') {
@@ -101,19 +111,22 @@ export async function startJobProviders(): Promise<JobProviders> {
         return { status: 200, headers: { 'content-type': 'audio/mpeg' }, chunks: [MUSIC_BYTES], delayMs };
       }
       if (path === '/openapi/v2/text-to-3d' && method === 'POST') {
-        if (headers.authorization !== `Bearer ${MESHY_KEY}`)
+        const caller = meshyKey(headers);
+        if (caller !== MESHY_KEY && !keys.has(caller))
           return { status: 401, body: { message: 'Invalid API key' } };
         if (body.mode !== 'preview' || typeof body.prompt !== 'string')
           return { status: 400, body: { message: 'Invalid mode or prompt' } };
         const id = `0193-task-${request.seq}`;
         prompts.set(id, body.prompt);
+        owners.set(id, caller);
         return { status: 202, body: { result: id } };
       }
       const task = /^\/openapi\/v2\/text-to-3d\/([^/]+)$/.exec(path);
       if (task?.[1]) {
         const id = task[1];
         const prompt = prompts.get(id);
-        if (prompt === undefined) return { status: 404, body: { message: 'Task not found' } };
+        if (prompt === undefined || owners.get(id) !== meshyKey(headers))
+          return { status: 404, body: { message: 'Task not found' } };
         if (method === 'DELETE') {
           prompts.set(id, `${prompt} canceled`);
           return { status: 200, body: {} };
@@ -167,7 +180,7 @@ export async function startJobProviders(): Promise<JobProviders> {
   };
   const started = await startUpstream(provider);
   base = started.url;
-  upstream = Object.assign(started, { pendingPolls: 1 });
+  upstream = Object.assign(started, { pendingPolls: 1, keys });
   return upstream;
 }
 
