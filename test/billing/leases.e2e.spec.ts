@@ -127,8 +127,13 @@ describe('spend leases: four instances sharing one store, 1,000 concurrent reque
       }),
     );
     const burst = scopes.map((s) => ({ calls: s.calls.length, cents: cents(s.calls) }));
-    // Then, once idle instances have returned their leases, one at a time until each instance refuses.
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Then, once idle instances have returned their leases (read from the ledger, not waited for by the clock: a
+    // busy machine returns them later), one at a time until each instance refuses.
+    await eventually(
+      () => openLeases(accounts),
+      (open) => open === 0,
+      10_000,
+    );
     for (const scope of scopes) {
       for (const g of gateways) {
         for (let i = 0; i < 50; i++) {
@@ -180,6 +185,20 @@ describe('spend leases: four instances sharing one store, 1,000 concurrent reque
 });
 
 /** The budget streams' leases and the holds carved from them, so the test knows leases were at work. */
+/** Leases granted and not yet ended (returned, released or expired) on the accounts' budget streams. */
+async function openLeases(accountIds: string[]): Promise<number> {
+  const open = new Set<string>();
+  for (const accountId of accountIds) {
+    const events = await logicalStream(first().runtime.store, budgetStream(accountId, monthOf(new Date())));
+    for (const e of events) {
+      const data = e.data as { holdId?: string; lease?: boolean };
+      if (e.type === 'SpendReserved' && data.lease === true) open.add(data.holdId as string);
+      else if (e.type !== 'SpendReserved' && data.holdId !== undefined) open.delete(data.holdId);
+    }
+  }
+  return open.size;
+}
+
 async function leaseUse(accountIds: string[]) {
   const reserved: Record<string, unknown>[] = [];
   for (const accountId of accountIds) {
