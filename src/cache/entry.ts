@@ -1,5 +1,5 @@
 import type { ReportedUsage } from '../contracts/chat.ts';
-import type { Discount, PriceLine } from '../contracts/money.ts';
+import type { StoredCharge } from '../pipeline/cached.ts';
 
 /** One stored choice of a chat answer: the whole of it, so a streamed replay can say everything the original did. */
 export interface CachedChoice {
@@ -12,15 +12,6 @@ export interface CachedChoice {
 export type CachedAnswer =
   | { kind: 'chat'; choices: CachedChoice[]; usage: ReportedUsage }
   | { kind: 'embeddings'; vectors: number[][]; inputTokens: number; usageReported: boolean };
-
-/** The original request's charge as it was recorded: a hit is billed from these lines at the cache discount. */
-export interface StoredCharge {
-  lines: { item: string; quantity: number; unitPriceNanosPerMillion: string }[];
-  discount: Discount;
-  chargedNanos: string;
-  usageReported: boolean;
-  units: number;
-}
 
 export interface CacheEntry {
   /** Random: it names the entry in the request log and says nothing about the key or the tenant. */
@@ -37,9 +28,6 @@ export interface CacheEntry {
   charge: StoredCharge;
   answer: CachedAnswer;
 }
-
-export const priceLines = (charge: StoredCharge): PriceLine[] =>
-  charge.lines.map((l) => ({ ...l, unitPriceNanosPerMillion: BigInt(l.unitPriceNanosPerMillion) }));
 
 /** A stored vector of a semantic entry: the prompt's embedding, in the group of requests it may answer. */
 export interface StoredVector {

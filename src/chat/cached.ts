@@ -1,21 +1,46 @@
 import type { CacheAsk, Probe, ResponseCache } from '../cache/cache.ts';
-import { hitCharge, noteProbe } from '../cache/charge.ts';
 import type { CachedAnswer, CachedChoice } from '../cache/entry.ts';
 import { keyParts } from '../cache/key.ts';
 import { deterministic, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
 import { semanticPrompt } from '../cache/semantic.ts';
-import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import { nanosToCents } from '../contracts/money.ts';
+import type { CachedEndpoint } from '../pipeline/cached.ts';
+import { hitCharge } from '../pipeline/cached.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
 import { routingRecord } from '../routing/record.ts';
 import { parseStrategy, routedModel } from '../routing/strategy.ts';
 import { type ChatDeps, type ChatItem, permitChatModels } from './complete.ts';
 import { resolveChatModel } from './models.ts';
 import { chatCharge } from './pricing.ts';
+import { type ChatHit, hitUsage } from './replayed.ts';
 import type { ChatCompletionRequest } from './request.ts';
 import { type Routed, routeChat } from './routed.ts';
-import { completionId } from './service.ts';
+
+/** The chat endpoints' part of the cache step (pipeline/cached.ts); each endpoint adds its answers and its call. */
+export type ChatCache = Pick<
+  CachedEndpoint<Probe, unknown, unknown, CachedChoice[]>,
+  'lookup' | 'saving' | 'store'
+>;
+
+/**
+ * How chat completions, and messages translated to them, use the response cache: the lookup, a routed hit's
+ * saving, and the store. The routing decision the lookup makes is kept in `routed` for the served call.
+ */
+export function chatCache(
+  deps: ChatDeps,
+  context: CallContext,
+  body: ChatCompletionRequest,
+  routed: Routed,
+  thresholdHeader: string | string[] | undefined,
+  original?: { kind: string; body: Record<string, unknown> },
+): ChatCache {
+  return {
+    lookup: () => lookupChat(deps, context, body, routed, thresholdHeader, original),
+    saving: (found) => routedHitSaving(routed, context, found),
+    store: (probe, outcome, choices) =>
+      saveChat(deps.cache, probe, context.requestId, outcome, choices, routed),
+  };
+}
 
 /**
  * What the chat endpoints (chat completions, and messages translated to them) ask of the response cache: the key
@@ -27,7 +52,7 @@ import { completionId } from './service.ts';
  * carries the routing headers of its own decision. The decision is kept in `routed` for the pipeline, which then
  * does not route again.
  */
-export async function lookupChat(
+async function lookupChat(
   deps: ChatDeps,
   context: CallContext,
   body: ChatCompletionRequest,
@@ -72,13 +97,13 @@ export async function lookupChat(
     ...(semantic && { semantic }),
   };
   const probe = await cache.lookup(context.auth, ask, context.signal);
-  // An answer of a model the catalog no longer has is not served again.
-  if (probe.hit && !deps.catalog.get(probe.hit.entry.model)) {
+  // An answer of a model the catalog no longer has is not served again; nor is an entry of another endpoint (keys
+  // differ by endpoint, so none is expected).
+  if (probe.hit && (probe.hit.entry.answer.kind !== 'chat' || !deps.catalog.get(probe.hit.entry.model))) {
     delete probe.hit;
     probe.status = 'miss';
     probe.cacheStatus = 'gateway; fwd=uri-miss';
   }
-  noteProbe(context.log, probe);
   if (probe.hit && body.stream && context.log) context.log.stream = true;
   return probe;
 }
@@ -92,26 +117,12 @@ function withoutQuestion(body: Record<string, unknown>): Record<string, unknown>
   return { ...rest, earlier: Array.isArray(messages) ? messages.slice(0, -1) : messages };
 }
 
-export type ChatHit = Probe & { hit: NonNullable<Probe['hit']> };
-
-export const isHit = (probe: Probe | undefined): probe is ChatHit =>
-  probe?.hit !== undefined && probe.hit.entry.answer.kind === 'chat';
-
-function chatAnswer(probe: ChatHit) {
-  const answer = probe.hit.entry.answer;
-  if (answer.kind !== 'chat') throw new Error('a chat hit on an entry of another kind');
-  return answer;
-}
-
-/** The figures the original answer was billed on. */
-export const hitUsage = (probe: ChatHit): ReportedUsage => chatAnswer(probe).usage;
-
 /**
  * A routed hit's saving, written with its decision to the request log before the hit is charged (the charge
  * records the request): the hit's usage priced at the baseline's rates, at the cache discount as the hit is, less
  * what the hit is charged. Undefined when the request was not routed.
  */
-export function routedHitSaving(routed: Routed, context: CallContext, probe: ChatHit): bigint | undefined {
+function routedHitSaving(routed: Routed, context: CallContext, probe: ChatHit): bigint | undefined {
   const decision = routed.decision;
   if (!decision) return undefined;
   const baseline = chatCharge(decision.baseline, hitUsage(probe), 'cache').chargedNanos;
@@ -119,82 +130,6 @@ export function routedHitSaving(routed: Routed, context: CallContext, probe: Cha
   if (context.log) context.log.routing = routingRecord(decision, routed.savedNanos);
   return routed.savedNanos;
 }
-
-/** Usage in the chat-completions format, from the figures the original was billed on. */
-export function usageObject(usage: ReportedUsage) {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedPromptTokens },
-    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
-  };
-}
-
-/** A stored answer as a fresh chat.completion: its own id and time, the model whose answer it is. */
-export function hitCompletion(probe: ChatHit): ChatCompletion & { usage: ReturnType<typeof usageObject> } {
-  const answer = chatAnswer(probe);
-  return {
-    id: completionId(),
-    object: 'chat.completion',
-    created: Math.floor(Date.now() / 1000),
-    model: probe.hit.entry.model,
-    choices: answer.choices.map((c) => ({
-      index: c.index,
-      message: {
-        role: 'assistant',
-        content: c.content,
-        ...(c.reasoning !== null && { reasoning_content: c.reasoning }),
-        refusal: null,
-      },
-      logprobs: null,
-      finish_reason: c.finishReason,
-    })),
-    usage: usageObject(answer.usage),
-  };
-}
-
-/** Text cut where a provider would cut it: a few words a chunk, spaces kept, so the pieces join to the original. */
-function pieces(text: string): string[] {
-  const words = text.match(/\S+\s*|\s+/g) ?? [];
-  const out: string[] = [];
-  for (let i = 0; i < words.length; i += 4) out.push(words.slice(i, i + 4).join(''));
-  return out;
-}
-
-/**
- * A stored answer as the chunks a provider streams: per choice the role, its reasoning, its text a few words at a
- * time, and the finish reason; then one chunk with the usage (as every stream carries it upstream; the encoder
- * passes it on only when the client asked).
- */
-export function hitItems(probe: ChatHit): ChatItem[] {
-  const answer = chatAnswer(probe);
-  const head = {
-    id: completionId(),
-    object: 'chat.completion.chunk',
-    created: Math.floor(Date.now() / 1000),
-    model: probe.hit.entry.model,
-  };
-  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): ChatChunk => ({
-    ...head,
-    choices,
-    ...extra,
-  });
-  const items: ChatItem[] = [];
-  for (const c of answer.choices) {
-    const delta = (d: Record<string, unknown>, finish: string | null = null) =>
-      chunk([{ index: c.index, delta: d, logprobs: null, finish_reason: finish }]);
-    items.push({ chunk: delta({ role: 'assistant', content: '' }) });
-    for (const part of pieces(c.reasoning ?? '')) items.push({ chunk: delta({ reasoning_content: part }) });
-    for (const part of pieces(c.content)) items.push({ chunk: delta({ content: part }) });
-    items.push({ chunk: delta({}, c.finishReason) });
-  }
-  items.push({ chunk: chunk([], { usage: usageObject(answer.usage) }), usage: answer.usage });
-  return items;
-}
-
-/** The cost the usage chunk of a replayed stream reports. */
-export const costCents = (chargedNanos: bigint) => nanosToCents(chargedNanos);
 
 interface StoredMessage {
   content?: unknown;
@@ -237,7 +172,7 @@ export function storableChoices(
  * Keeps a served chat answer when it may be served again. A routed request's entry is keyed by the model the
  * router chose, which a request naming that model shares: an answer a fallback served is not kept under it.
  */
-export async function saveChat(
+async function saveChat(
   cache: ResponseCache | undefined,
   probe: Probe | undefined,
   requestId: string,

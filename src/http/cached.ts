@@ -1,34 +1,8 @@
 import type { FastifyReply } from 'fastify';
-import type { Probe } from '../cache/cache.ts';
-import type { HitCharge } from '../cache/charge.ts';
-import type { Catalog } from '../catalog/types.ts';
+import type { MeteredStream } from '../pipeline/stream.ts';
 import type { Outcome } from '../pipeline/types.ts';
 import { openEventStream } from './event-stream.ts';
-import type { SseEncoder } from './served.ts';
-
-/** X-Cache-Status and RFC 9211's Cache-Status: what the response cache did for this answer. */
-export function cacheHeaders(probe: Probe | undefined): Record<string, string> {
-  if (!probe) return { 'x-cache-status': 'skip', 'cache-status': 'gateway; fwd=bypass' };
-  return { 'x-cache-status': probe.status, 'cache-status': probe.cacheStatus };
-}
-
-/** A hit as the served headers and stream ends take an outcome: the stored answer's model, the hit's charge. */
-export function hitOutcome(catalog: Catalog, probe: Probe, charge: HitCharge | undefined): Outcome {
-  const entry = probe.hit?.entry;
-  const model = entry && catalog.get(entry.model);
-  if (!entry || !model || !charge) throw new Error('a cache hit without its entry, model or charge');
-  return {
-    model,
-    // What the requester was charged: a sub-account's price of the hit.
-    costNanos: charge.billedNanos,
-    // Nothing upstream was waited for.
-    latencyMs: 0,
-    usageReported: entry.charge.usageReported,
-    units: entry.charge.units,
-    charge,
-    ...(entry.answer.kind === 'chat' && { usage: entry.answer.usage }),
-  };
-}
+import { relaySse, type SseEncoder } from './served.ts';
 
 /**
  * A stored answer replayed as a stream, through the endpoint's own encoder: the same chunks (or Anthropic events)
@@ -49,23 +23,26 @@ export async function replaySse<I>(
 }
 
 /**
- * An encoder that also shows each item to a recorder and, once the stream has ended well (not failed, not left by
- * its client), runs `ended` before the end is written: how a streamed answer reaches the cache.
+ * A served stream, relayed once the cache step has said how to keep its answer: each item is also shown to a
+ * recorder and, once the stream has ended well (not failed, not left by its client), the answer is kept before the
+ * end is written, so that the next identical request finds it.
  */
-export function recording<I>(
+export function relayRecorded<I, K>(
+  reply: FastifyReply,
+  stream: MeteredStream<I>,
   encoder: SseEncoder<I>,
-  recorder: { observe(item: I): void },
-  ended: (outcome: Outcome) => Promise<void>,
-): SseEncoder<I> {
-  return {
-    item(item) {
-      recorder.observe(item);
-      return encoder.item(item);
-    },
-    async end(outcome) {
-      await ended(outcome);
-      return encoder.end(outcome);
-    },
-    fail: (failure) => encoder.fail(failure),
-  };
+  recorder: { observe(item: I): void; choicesToStore(): K | undefined },
+): (keep: (outcome: Outcome, answer: K | undefined) => Promise<void>) => Promise<void> {
+  return (keep) =>
+    relaySse(reply, stream, {
+      item(item) {
+        recorder.observe(item);
+        return encoder.item(item);
+      },
+      async end(outcome) {
+        await keep(outcome, recorder.choicesToStore());
+        return encoder.end(outcome);
+      },
+      fail: (failure) => encoder.fail(failure),
+    });
 }

@@ -1,6 +1,18 @@
 import type { CachedChoice } from '../cache/entry.ts';
 import { storableChoices } from '../chat/cached.ts';
+import { type ChatHit, hitCompletion, hitUsage } from '../chat/replayed.ts';
 import type { SseEvent } from '../contracts/messages.ts';
+import { messageIdFor, toMessageResponse } from './response.ts';
+
+/** A stored chat answer as an Anthropic message, under the model whose answer it is. */
+export function hitMessage(found: ChatHit) {
+  const completion = hitCompletion(found);
+  return toMessageResponse(completion, {
+    id: messageIdFor(completion.id),
+    model: found.hit.entry.model,
+    usage: hitUsage(found),
+  });
+}
 
 /** A native Messages answer's choice, when it is text alone that ended by itself (`end_turn`). */
 export function nativeChoices(message: Record<string, unknown>): CachedChoice[] | undefined {

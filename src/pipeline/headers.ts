@@ -19,6 +19,17 @@ export function outcomeHeaders(outcome: {
   };
 }
 
+/**
+ * X-Cache-Status and RFC 9211's Cache-Status: what the response cache did for this answer. Undefined is a request
+ * the cache took no part in (off, or a model that does not resolve).
+ */
+export function cacheHeaders(
+  lookup: { status: string; cacheStatus: string } | undefined,
+): Record<string, string> {
+  if (!lookup) return { 'x-cache-status': 'skip', 'cache-status': 'gateway; fwd=bypass' };
+  return { 'x-cache-status': lookup.status, 'cache-status': lookup.cacheStatus };
+}
+
 /** What chose the model of a routed request: the strategy, the model, a short reason, and the baseline. */
 export interface RoutedHeaders {
   strategy: string;

@@ -1,19 +1,37 @@
 import { permitModel } from '../../accounts/model-access.ts';
 import type { Probe, ResponseCache } from '../../cache/cache.ts';
-import { noteProbe } from '../../cache/charge.ts';
 import { keyParts } from '../../cache/key.ts';
 import { modeOf, policyOf } from '../../cache/mode.ts';
-import type { ModalityDeps, RequestContext, Served } from '../../pipeline/priced.ts';
+import type { CachedEndpoint } from '../../pipeline/cached.ts';
+import type { ModalityDeps, RequestContext } from '../../pipeline/priced.ts';
+import type { Outcome } from '../../pipeline/types.ts';
 import { resolveModalityModel } from '../models.ts';
 import { float32Base64, fromFloat32Base64 } from './base64.ts';
 import { embeddingsEndpoint } from './endpoint.ts';
 import type { EmbeddingsRequest, EmbeddingsResponse } from './request.ts';
 
+/** How /v1/embeddings uses the response cache (pipeline/cached.ts): the lookup, the answer, the store. */
+export function embeddingsCache(
+  cache: ResponseCache | undefined,
+  deps: ModalityDeps,
+  context: RequestContext,
+  body: EmbeddingsRequest,
+): Pick<
+  CachedEndpoint<Probe, EmbeddingsResponse, unknown, EmbeddingsResponse>,
+  'lookup' | 'answer' | 'store'
+> {
+  return {
+    lookup: () => lookupEmbeddings(cache, deps, context, body),
+    answer: (found) => hitEmbeddings(found, body),
+    store: (probe, outcome, result) => saveEmbeddings(cache, probe, context.requestId, outcome, result),
+  };
+}
+
 /**
  * Embeddings are deterministic, so every mode but `skip` looks them up and stores them exactly (a semantic lookup
  * has no meaning here). The key is the model and the inputs and dimensions; the encoding is applied on the way out.
  */
-export async function lookupEmbeddings(
+async function lookupEmbeddings(
   cache: ResponseCache | undefined,
   deps: ModalityDeps,
   context: RequestContext,
@@ -43,12 +61,11 @@ export async function lookupEmbeddings(
     probe.status = 'miss';
     probe.cacheStatus = 'gateway; fwd=uri-miss';
   }
-  noteProbe(context.log, probe);
   return probe;
 }
 
 /** A stored embedding answered in the encoding this request asks for. */
-export function hitEmbeddings(probe: Probe, body: EmbeddingsRequest): EmbeddingsResponse {
+function hitEmbeddings(probe: Probe, body: EmbeddingsRequest): EmbeddingsResponse {
   const entry = probe.hit?.entry;
   if (entry?.answer.kind !== 'embeddings') throw new Error('an embeddings hit without its vectors');
   const { vectors, inputTokens, usageReported } = entry.answer;
@@ -70,14 +87,15 @@ export function hitEmbeddings(probe: Probe, body: EmbeddingsRequest): Embeddings
 }
 
 /** Keeps served vectors (as floats, whatever encoding the client asked for). */
-export async function saveEmbeddings(
+async function saveEmbeddings(
   cache: ResponseCache | undefined,
-  probe: Probe | undefined,
+  probe: Probe,
   requestId: string,
-  served: Served<EmbeddingsResponse>,
+  served: Outcome,
+  result: EmbeddingsResponse,
 ): Promise<void> {
-  if (!cache || !probe) return;
-  const vectors = served.result.data.map((d) =>
+  if (!cache) return;
+  const vectors = result.data.map((d) =>
     typeof d.embedding === 'string' ? fromFloat32Base64(d.embedding) : d.embedding,
   );
   await cache.save(probe, {
@@ -90,8 +108,8 @@ export async function saveEmbeddings(
     answer: {
       kind: 'embeddings',
       vectors,
-      inputTokens: served.result.usage.prompt_tokens,
-      usageReported: served.result.usage.estimated !== true,
+      inputTokens: result.usage.prompt_tokens,
+      usageReported: result.usage.estimated !== true,
     },
   });
 }

@@ -1,26 +1,18 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
-import { chargeHit } from '../../../cache/charge.ts';
-import {
-  hitCompletion,
-  hitItems,
-  isHit,
-  lookupChat,
-  routedHitSaving,
-  StreamRecorder,
-  saveChat,
-  storableChoices,
-} from '../../../chat/cached.ts';
+import { chatCache, StreamRecorder, storableChoices } from '../../../chat/cached.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
+import { hitCompletion, hitItems } from '../../../chat/replayed.ts';
 import { ChatCompletionRequest } from '../../../chat/request.ts';
 import type { Routed } from '../../../chat/routed.ts';
 import { completionId } from '../../../chat/service.ts';
 import type { ChatChunk } from '../../../contracts/chat.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
+import { cachedCall } from '../../../pipeline/cached.ts';
 import { usdText } from '../../../pipeline/headers.ts';
-import { cacheHeaders, hitOutcome, recording, replaySse } from '../../cached.ts';
+import { relayRecorded, replaySse } from '../../cached.ts';
 import { describeError } from '../../errors.ts';
-import { callContext, relaySse, type SseEncoder, servedHeaders } from '../../served.ts';
+import { callContext, type SseEncoder } from '../../served.ts';
 
 export const chatRoutes =
   (deps: ChatDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
@@ -29,44 +21,47 @@ export const chatRoutes =
       const body = request.body;
       const context = callContext(request, reply, live);
       const routed: Routed = {};
-      const probe = await lookupChat(deps, context, body, routed, request.headers['x-gw-cache-threshold']);
-      reply.headers(cacheHeaders(probe));
-      const includeUsage = body.stream_options?.include_usage === true;
-      if (isHit(probe)) {
-        const savedNanos = routedHitSaving(routed, context, probe);
-        const charge = await chargeHit(deps.spending, context, probe, hitCompletion(probe), deps.ownKeys);
-        const served = {
-          ...hitOutcome(deps.catalog, probe, charge),
-          ...(savedNanos !== undefined && { savedNanos }),
-        };
-        if (!body.stream) {
-          servedHeaders(reply, served);
-          return hitCompletion(probe);
-        }
-        return replaySse(reply, served, hitItems(probe), chatChunks(served.model.id, includeUsage));
-      }
-      if (body.stream) {
-        const stream = await streamChat(deps, context, body, routed);
-        const recorder = new StreamRecorder();
-        return relaySse(
-          reply,
-          stream,
-          recording(chatChunks(stream.model.id, includeUsage), recorder, (outcome) =>
-            saveChat(deps.cache, probe, request.id, outcome, recorder.choicesToStore(), routed),
-          ),
+      const cache = chatCache(deps, context, body, routed, request.headers['x-gw-cache-threshold']);
+      const headers = (values: Record<string, string>) => {
+        reply.headers(values);
+      };
+      if (!body.stream) {
+        const call = await cachedCall(
+          deps,
+          context,
+          {
+            ...cache,
+            answer: hitCompletion,
+            serve: () => completeChat(deps, context, body, 'none', routed),
+            kept: (served) => ({
+              outcome: served,
+              answer: storableChoices(served.completion.choices as never[]),
+            }),
+          },
+          headers,
         );
+        if (call.hit) return call.answer;
+        const { completion } = call.served;
+        return { ...completion, id: completion.id ?? completionId() };
       }
-      const served = await completeChat(deps, context, body, 'none', routed);
-      servedHeaders(reply, served);
-      await saveChat(
-        deps.cache,
-        probe,
-        request.id,
-        served,
-        storableChoices(served.completion.choices as never[]),
-        routed,
+      const includeUsage = body.stream_options?.include_usage === true;
+      const call = await cachedCall(
+        deps,
+        context,
+        {
+          ...cache,
+          answer: hitItems,
+          recorded: hitCompletion,
+          async serve() {
+            const stream = await streamChat(deps, context, body, routed);
+            const encoder = chatChunks(stream.model.id, includeUsage);
+            return relayRecorded(reply, stream, encoder, new StreamRecorder());
+          },
+        },
+        headers,
       );
-      return { ...served.completion, id: served.completion.id ?? completionId() };
+      if (!call.hit) return call.served(call.keep);
+      return replaySse(reply, call.outcome, call.answer, chatChunks(call.outcome.model.id, includeUsage));
     });
   };
 

@@ -1,37 +1,26 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { permitModel } from '../../../accounts/model-access.ts';
-import { chargeHit } from '../../../cache/charge.ts';
-import type { CachedChoice } from '../../../cache/entry.ts';
 import { modeOf } from '../../../cache/mode.ts';
-import {
-  hitCompletion,
-  hitItems,
-  hitUsage,
-  isHit,
-  lookupChat,
-  routedHitSaving,
-  StreamRecorder,
-  saveChat,
-  storableChoices,
-} from '../../../chat/cached.ts';
+import { chatCache, StreamRecorder, storableChoices } from '../../../chat/cached.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
 import { findChatModel } from '../../../chat/models.ts';
 import { tokensOnly } from '../../../chat/pricing.ts';
+import { hitItems, hitUsage } from '../../../chat/replayed.ts';
 import type { Routed } from '../../../chat/routed.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { SseEvent } from '../../../contracts/messages.ts';
-import { NativeRecorder, nativeChoices } from '../../../messages/cached.ts';
+import { hitMessage, NativeRecorder, nativeChoices } from '../../../messages/cached.ts';
 import { nativeComplete, nativeStream } from '../../../messages/native.ts';
 import { toChatMessages, toChatRequest } from '../../../messages/request.ts';
 import { messageIdFor, toMessageResponse } from '../../../messages/response.ts';
 import { CountTokensRequest, MessagesRequest } from '../../../messages/schema.ts';
 import { MessageEvents, sseEvent } from '../../../messages/stream.ts';
-import type { Outcome } from '../../../pipeline/types.ts';
+import { cachedCall } from '../../../pipeline/cached.ts';
 import { countChatInputTokensAsync } from '../../../tokens/count.ts';
 import { describeAnthropicError } from '../../anthropic-errors.ts';
-import { cacheHeaders, hitOutcome, recording, replaySse } from '../../cached.ts';
-import { callContext, relaySse, type SseEncoder, servedHeaders } from '../../served.ts';
+import { relayRecorded, replaySse } from '../../cached.ts';
+import { callContext, type SseEncoder } from '../../served.ts';
 
 /**
  * Anthropic's Messages API over the chat path: the request is translated to a chat completion, served, billed
@@ -56,7 +45,7 @@ export const messagesRoutes =
       const context = callContext(request, reply, live);
       reply.header('request-id', request.id);
       const routed: Routed = {};
-      const probe = await lookupChat(
+      const cache = chatCache(
         deps,
         context,
         { ...body, cache: modeOf(request.body.cache) },
@@ -64,74 +53,68 @@ export const messagesRoutes =
         request.headers['x-gw-cache-threshold'],
         { kind: 'messages', body: request.body },
       );
-      reply.headers(cacheHeaders(probe));
-      if (isHit(probe)) {
-        const completion = hitCompletion(probe);
-        const usage = hitUsage(probe);
-        const message = toMessageResponse(completion, {
-          id: messageIdFor(completion.id),
-          model: probe.hit.entry.model,
-          usage,
-        });
-        const savedNanos = routedHitSaving(routed, context, probe);
-        const charge = await chargeHit(deps.spending, context, probe, message, deps.ownKeys);
-        const served = {
-          ...hitOutcome(deps.catalog, probe, charge),
-          ...(savedNanos !== undefined && { savedNanos }),
-        };
-        if (!body.stream) {
-          servedHeaders(reply, served);
-          return message;
-        }
-        return replaySse(reply, served, hitItems(probe), messageEvents(served.model.id, usage.promptTokens));
-      }
-      const save = (outcome: Outcome, choices: CachedChoice[] | undefined) =>
-        saveChat(deps.cache, probe, request.id, outcome, choices, routed);
-
+      const headers = (values: Record<string, string>) => {
+        reply.headers(values);
+      };
       // An Anthropic model with no fallbacks is served in its own format, untranslated both ways.
       // With fallbacks (the request's or the configured ones) a request may be served elsewhere: translate it.
       const native =
         deps.catalog.get(request.body.model)?.api === 'anthropic' &&
         body.models === undefined &&
         !deps.fallbacks[request.body.model]?.length;
-      if (native && body.stream) {
-        const stream = await nativeStream(deps, context, request.body, body);
-        const recorder = new NativeRecorder();
-        return relaySse(
-          reply,
-          stream,
-          recording(nativeEvents(stream.model.id), recorder, (outcome) =>
-            save(outcome, recorder.choicesToStore()),
-          ),
+
+      if (!body.stream) {
+        const call = await cachedCall(
+          deps,
+          context,
+          {
+            ...cache,
+            answer: hitMessage,
+            async serve() {
+              if (native) {
+                const served = await nativeComplete(deps, context, request.body, body);
+                const message = { ...served.message, model: served.model.id };
+                return { outcome: served, message, choices: nativeChoices(served.message) };
+              }
+              const served = await completeChat(deps, context, body, 'none', routed);
+              const { completion } = served;
+              const message = toMessageResponse(completion, {
+                id: messageIdFor(completion.id),
+                model: served.model.id,
+                // The figures the charge was made on: the provider's usage, else the gateway's estimate.
+                usage: served.usage,
+              });
+              return { outcome: served, message, choices: storableChoices(completion.choices as never[]) };
+            },
+            kept: (served) => ({ outcome: served.outcome, answer: served.choices }),
+          },
+          headers,
         );
+        return call.hit ? call.answer : call.served.message;
       }
-      if (native) {
-        const served = await nativeComplete(deps, context, request.body, body);
-        servedHeaders(reply, served);
-        await save(served, nativeChoices(served.message));
-        return { ...served.message, model: served.model.id };
-      }
-      if (body.stream) {
-        const stream = await streamChat(deps, context, body, routed);
-        const recorder = new StreamRecorder();
-        return relaySse(
-          reply,
-          stream,
-          recording(messageEvents(stream.model.id, stream.reserved.inputTokens), recorder, (outcome) =>
-            save(outcome, recorder.choicesToStore()),
-          ),
-        );
-      }
-      const served = await completeChat(deps, context, body, 'none', routed);
-      servedHeaders(reply, served);
-      await save(served, storableChoices(served.completion.choices as never[]));
-      const { completion } = served;
-      return toMessageResponse(completion, {
-        id: messageIdFor(completion.id),
-        model: served.model.id,
-        // The figures the charge was made on: the provider's usage, else the gateway's estimate.
-        usage: served.usage,
-      });
+
+      const call = await cachedCall(
+        deps,
+        context,
+        {
+          ...cache,
+          answer: (found) => ({ items: hitItems(found), inputTokens: hitUsage(found).promptTokens }),
+          recorded: hitMessage,
+          async serve() {
+            if (native) {
+              const stream = await nativeStream(deps, context, request.body, body);
+              return relayRecorded(reply, stream, nativeEvents(stream.model.id), new NativeRecorder());
+            }
+            const stream = await streamChat(deps, context, body, routed);
+            const encoder = messageEvents(stream.model.id, stream.reserved.inputTokens);
+            return relayRecorded(reply, stream, encoder, new StreamRecorder());
+          },
+        },
+        headers,
+      );
+      if (!call.hit) return call.served(call.keep);
+      const { items, inputTokens } = call.answer;
+      return replaySse(reply, call.outcome, items, messageEvents(call.outcome.model.id, inputTokens));
     });
 
     // Counted as the gateway counts a request before reserving for it, so it predicts the hold, not the bill.
