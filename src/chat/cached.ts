@@ -5,7 +5,7 @@ import { deterministic, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
 import { semanticPrompt } from '../cache/semantic.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { CachedEndpoint } from '../pipeline/cached.ts';
-import { hitCharge } from '../pipeline/cached.ts';
+import { hitCharge, hitPrice } from '../pipeline/cached.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
 import { routingRecord } from '../routing/record.ts';
 import { parseStrategy, routedModel } from '../routing/strategy.ts';
@@ -36,7 +36,7 @@ export function chatCache(
 ): ChatCache {
   return {
     lookup: () => lookupChat(deps, context, body, routed, thresholdHeader, original),
-    saving: (found) => routedHitSaving(routed, context, found),
+    saving: (found) => routedHitSaving(deps, routed, context, found),
     store: (probe, outcome, choices) =>
       saveChat(deps.cache, probe, context.requestId, outcome, choices, routed),
   };
@@ -119,14 +119,22 @@ function withoutQuestion(body: Record<string, unknown>): Record<string, unknown>
 
 /**
  * A routed hit's saving, written with its decision to the request log before the hit is charged (the charge
- * records the request): the hit's usage priced at the baseline's rates, at the cache discount as the hit is, less
- * what the hit is charged. Undefined when the request was not routed.
+ * records the request): the hit's usage priced at the baseline's rates as the hit is priced, less what the hit is
+ * charged. Undefined when the request was not routed.
  */
-function routedHitSaving(routed: Routed, context: CallContext, probe: ChatHit): bigint | undefined {
+function routedHitSaving(
+  deps: ChatDeps,
+  routed: Routed,
+  context: CallContext,
+  probe: ChatHit,
+): bigint | undefined {
   const decision = routed.decision;
   if (!decision) return undefined;
-  const baseline = chatCharge(decision.baseline, hitUsage(probe), 'cache').chargedNanos;
-  routed.savedNanos = baseline - hitCharge(probe).chargedNanos;
+  // Both priced as the requester pays for a hit: the fee alone on a provider it brought its own key for.
+  const { baseline } = decision;
+  const baselineLines = chatCharge(baseline, hitUsage(probe), 'none').lines;
+  const baselineNanos = hitPrice(deps.ownKeys, context.auth, baseline.provider, baselineLines).chargedNanos;
+  routed.savedNanos = baselineNanos - hitCharge(deps.ownKeys, context.auth, probe).chargedNanos;
   if (context.log) context.log.routing = routingRecord(decision, routed.savedNanos);
   return routed.savedNanos;
 }

@@ -123,9 +123,27 @@ const isFound = <L extends CacheLookup>(lookup: L | undefined): lookup is Found<
 const priceLines = (charge: StoredCharge): PriceLine[] =>
   charge.lines.map((l) => ({ ...l, unitPriceNanosPerMillion: BigInt(l.unitPriceNanosPerMillion) }));
 
-/** What a hit is charged: the original's recorded lines, priced again at the cache discount. */
-export const hitCharge = (found: Found<CacheLookup>): Charge =>
-  priceCharge(priceLines(found.hit.entry.charge), 'cache');
+/**
+ * What a hit on lines of `provider` costs its requester: the lines at the cache discount, or, for a requester whose
+ * own key would have served the call, the fee alone, what a miss costs it (a hit never costs more than asking the
+ * provider would have).
+ */
+export function hitPrice(
+  ownKeys: PipelineDeps['ownKeys'],
+  auth: CallContext['auth'],
+  provider: string,
+  lines: PriceLine[],
+): Charge {
+  const ownKey = ownKeys?.ownKey(auth, provider) !== undefined;
+  return priceCharge(lines, ownKey ? 'byok' : 'cache');
+}
+
+/** What a hit is charged: the original's recorded lines, priced again for its requester (`hitPrice`). */
+export const hitCharge = (
+  ownKeys: PipelineDeps['ownKeys'],
+  auth: CallContext['auth'],
+  found: Found<CacheLookup>,
+): Charge => hitPrice(ownKeys, auth, found.hit.entry.provider, priceLines(found.hit.entry.charge));
 
 /** A hit's charge, and what it came to in its requester's money (a sub-account's price of it). */
 type HitCharge = Charge & { billedNanos: bigint };
@@ -157,10 +175,7 @@ async function chargeHit(
   // As a hold would be (ledger.ts), and before the record names the answer: no answer of a model the key may not
   // use is charged for or served, and a refused request's record does not carry one.
   permitModel(deps.spending.allowedModels(context.auth), entry.model);
-  // A requester whose own key would have served the call pays for a hit what it pays for a miss, the fee alone: a
-  // hit never costs more than asking the provider would have.
-  const ownKey = deps.ownKeys?.ownKey(context.auth, entry.provider) !== undefined;
-  const charge = ownKey ? priceCharge(priceLines(entry.charge), 'byok') : hitCharge(found);
+  const charge = hitCharge(deps.ownKeys, context.auth, found);
   const log = context.log;
   if (log) {
     log.cacheStatus = found.status;
