@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { Nanos } from './money.ts';
 
 /**
  * Events of the `credential-{provider}` stream: what the operator's credentials of one provider went through that
- * the operator should hear of. Not an account's: the operator's own notices name the operator's account, when one
+ * the operator should hear of, and the credentials the operator added at runtime. Not an account's: the operator's own notices name the operator's account, when one
  * is configured, only as where the webhook goes.
  */
 
@@ -26,11 +27,48 @@ export const ProviderCredentialRefused = z.object({
   operatorAccountId: z.string().nullable(),
 });
 
-export const credentialEventSchemas = { ProviderCredentialRefused } as const;
-
-export type CredentialEvent = {
-  type: 'ProviderCredentialRefused';
-  data: z.infer<typeof ProviderCredentialRefused>;
+/** The operator's settings of a credential added through the admin API or CLI (the config file's are not events). */
+const CredentialSettings = {
+  provider: z.string(),
+  /** Its name in the pool; charges, health and the admin API name it so. */
+  credential: z.string(),
+  weight: z.number().int().min(0),
+  /** Requests and tokens per minute, pass-through per UTC month (nano-dollars); null: no such limit. */
+  rpm: z.number().int().positive().nullable(),
+  tpm: z.number().int().positive().nullable(),
+  monthlySpendNanos: Nanos.nullable(),
 };
+
+/**
+ * The operator added a credential to the provider's pool (`POST /admin/providers/{provider}/credentials`). The
+ * secret is not here: it is sealed in the `provider_credentials` table, which every instance reads on this event.
+ */
+export const ProviderCredentialAdded = z.object({
+  ...CredentialSettings,
+  /** The secret's last four characters, to recognise it; never more. */
+  last4: z.string(),
+});
+
+/** The operator changed an added credential's weight or limits: its settings as they now stand. */
+export const ProviderCredentialChanged = z.object(CredentialSettings);
+
+/** The operator removed an added credential from the pool; its sealed secret is deleted. */
+export const ProviderCredentialRemoved = z.object({ provider: z.string(), credential: z.string() });
+
+export const credentialEventSchemas = {
+  ProviderCredentialRefused,
+  ProviderCredentialAdded,
+  ProviderCredentialChanged,
+  ProviderCredentialRemoved,
+} as const;
+
+export type CredentialEvent =
+  | { type: 'ProviderCredentialRefused'; data: z.infer<typeof ProviderCredentialRefused> }
+  | { type: 'ProviderCredentialAdded'; data: z.infer<typeof ProviderCredentialAdded> }
+  | { type: 'ProviderCredentialChanged'; data: z.infer<typeof ProviderCredentialChanged> }
+  | { type: 'ProviderCredentialRemoved'; data: z.infer<typeof ProviderCredentialRemoved> };
+
+/** The events by which the operator adds, changes and removes credentials (not the providers' refusals). */
+export type OperatorCredentialEvent = Exclude<CredentialEvent, { type: 'ProviderCredentialRefused' }>;
 
 export const credentialStream = (provider: string) => `credential-${provider}`;

@@ -2,6 +2,19 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { providerEnv, providerKey } from './provider-env.ts';
 
+/** A pool credential's name and settings, the same in the config file and the admin API (docs/providers.md). */
+export const credentialFields = {
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, `.`, `_` or `-`, at most 64')
+    .refine((name) => name !== 'default', "'default' names the provider's single api_key"),
+  weight: z.number().int().min(0).max(1_000_000),
+  /** Requests and tokens per minute, and pass-through per UTC month, past which the pool skips the credential. */
+  rpm: z.number().int().positive(),
+  tpm: z.number().int().positive(),
+  monthly_spend_cents: z.number().int().positive(),
+};
+
 /**
  * The optional config file (GATEWAY_CONFIG, JSON): provider keys and base URLs for those who prefer a file to
  * environment variables (the environment wins where both are set), and per-model fallback lists.
@@ -14,18 +27,14 @@ import { providerEnv, providerKey } from './provider-env.ts';
  */
 const PoolKey = z
   .object({
-    name: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'letters, digits, `.`, `_` or `-`, at most 64')
-      .refine((name) => name !== 'default', "'default' names the provider's single api_key"),
+    name: credentialFields.name,
     key: z.string().min(1).optional(),
     /** The environment variable holding the secret, so that the file itself need not. */
     key_env: z.string().min(1).optional(),
-    weight: z.number().int().min(0).max(1_000_000).default(1),
-    /** Requests and tokens per minute, and pass-through per UTC month, past which the pool skips the credential. */
-    rpm: z.number().int().positive().optional(),
-    tpm: z.number().int().positive().optional(),
-    monthly_spend_cents: z.number().int().positive().optional(),
+    weight: credentialFields.weight.default(1),
+    rpm: credentialFields.rpm.optional(),
+    tpm: credentialFields.tpm.optional(),
+    monthly_spend_cents: credentialFields.monthly_spend_cents.optional(),
   })
   .strict()
   .refine((k) => (k.key === undefined) !== (k.key_env === undefined), {

@@ -9,6 +9,8 @@ import { allInstancesReached, InstancePositions } from './accounts/instance-posi
 import { postgresLiveSnapshots } from './accounts/live-snapshot.ts';
 import { LiveAccounts } from './accounts/live-state.ts';
 import { NamedKeys } from './accounts/named-keys.ts';
+import { OperatorCredentialStore } from './accounts/operator-credential-store.ts';
+import { OperatorCredentials } from './accounts/operator-credentials.ts';
 import { ProviderKeyStore } from './accounts/provider-key-store.ts';
 import { ProviderKeys } from './accounts/provider-keys.ts';
 import { secretBoxOf } from './accounts/secret-box.ts';
@@ -53,6 +55,7 @@ import { seedCredentialSpend } from './providers/credentials/spend-seed.ts';
 import { ProviderHealth } from './providers/health.ts';
 import { ModelListPoller, modelListIntervalMs } from './providers/model-lists.ts';
 import { attachOfferedModels, OfferedModels } from './providers/offered-models.ts';
+import { apiKeyOf } from './providers/registry.ts';
 import { Reconciler } from './reconciliation/reconciler.ts';
 import { reconcileSettings } from './reconciliation/settings.ts';
 import { requestLogReader } from './replays/request-log.ts';
@@ -213,17 +216,28 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
   await modelLists.start();
   const health = new ProviderHealth();
   health.reportModelLists(offered);
+  const secrets = secretBoxOf(config.env.GATEWAY_SECRETS_KEY, config.env.GATEWAY_SECRETS_KEY_PREVIOUS);
   const credentials = openCredentialPools(config, clock, options.log);
   recordCredentialRefusals(credentials, store, config.operatorAccountId, options.log);
-  await seedCredentialSpend(credentials, database.pool, clock(), options.log);
+  // Credentials the operator added through the admin API, after the config file's (docs/providers.md#key-pools).
+  const operatorCredentials = new OperatorCredentials({
+    store,
+    table: new OperatorCredentialStore(database.pool, secrets),
+    pools: credentials,
+    live,
+    providers: () => catalog.providers().filter((provider) => provider !== 'local'),
+    configured: (provider) => apiKeyOf(provider, config.env) !== undefined,
+    afterWrite: (checkpoint) => live.waitFor(checkpoint),
+    clock,
+    log: options.log,
+  });
+  const added = await operatorCredentials.start();
+  await seedCredentialSpend(credentials, database.pool, clock(), options.log, added);
   health.reportCredentials(credentials);
   // Provider keys accounts bring: sealed under GATEWAY_SECRETS_KEY in a table of their own (docs/providers.md).
   const providerKeys = new ProviderKeys(
     store,
-    new ProviderKeyStore(
-      database.pool,
-      secretBoxOf(config.env.GATEWAY_SECRETS_KEY, config.env.GATEWAY_SECRETS_KEY_PREVIOUS),
-    ),
+    new ProviderKeyStore(database.pool, secrets),
     live,
     () => catalog.providers().filter((provider) => provider !== 'local'),
     everywhere,
@@ -248,7 +262,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
       account: (accountId) => live.account(accountId)?.routing ?? undefined,
       subAccount: (subAccountId) => live.subAccount(subAccountId)?.allowedModels ?? null,
       // An account's own completed evals override the public quality prior.
-      quality: new EvalQuality(database.pool),
+      quality: new EvalQuality(database.pool, clock),
     }),
   };
   const cache = await openResponseCache(
@@ -396,6 +410,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     accounts,
     keys,
     providerKeys,
+    operatorCredentials,
     subAccounts,
     spending,
     requestBodies,

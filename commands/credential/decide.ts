@@ -21,9 +21,22 @@ export interface RecordRefusal {
 export const SAME_REFUSAL_MS = 60 * 60 * 1000;
 
 export function evolveRefusals(state: CredentialRefusals, event: CredentialEvent): CredentialRefusals {
-  const next = new Map(state);
-  next.set(event.data.credential, { reason: event.data.reason, at: Date.parse(event.data.at) });
-  return next;
+  switch (event.type) {
+    case 'ProviderCredentialRefused': {
+      const next = new Map(state);
+      next.set(event.data.credential, { reason: event.data.reason, at: Date.parse(event.data.at) });
+      return next;
+    }
+    // The operator's additions and removals are decided by their own decider (operator.ts).
+    case 'ProviderCredentialAdded':
+    case 'ProviderCredentialChanged':
+    case 'ProviderCredentialRemoved':
+      return state;
+    default: {
+      const _exhaustive: never = event;
+      return state;
+    }
+  }
 }
 
 export function decideRefusal(command: RecordRefusal, state: CredentialRefusals): CredentialEvent[] {

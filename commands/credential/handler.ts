@@ -21,7 +21,9 @@ export class CredentialCommands {
       serialize: (event, command, stream) =>
         toNewEvent(
           event,
-          deterministicEventId(`${stream}/${command.credential}/${command.reason}/${event.data.at}`),
+          deterministicEventId(
+            `${stream}/${command.credential}/${command.reason}/${command.at.toISOString()}`,
+          ),
           { now: command.at },
         ),
     });

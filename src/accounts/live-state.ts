@@ -1,6 +1,7 @@
 import { DEFAULT_BALANCE_LOW_NANOS } from '../../commands/account/state.ts';
 import type { AccountEvent } from '../../events/account.ts';
 import { categorize } from '../../events/categories.ts';
+import type { CredentialEvent } from '../../events/credential.ts';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { parseEvent } from '../../events/index.ts';
 import { type EventStore, START } from '../../events/store.ts';
@@ -91,7 +92,8 @@ export class LiveAccounts {
   private saving: Promise<void> | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly accountListeners = new Set<() => void>();
-  private readonly providerKeyListeners = new Set<(providerKeyId: string) => void>();
+  private readonly providerKeyListeners = new Set<(providerKeyId: string, removed: boolean) => void>();
+  private readonly credentialListeners = new Set<(event: CredentialEvent) => void>();
 
   /** With `snapshots`, a start resumes from the latest snapshot and snapshots are taken as the log grows. */
   constructor(
@@ -205,8 +207,11 @@ export class LiveAccounts {
       case 'eval':
       case 'cache':
       case 'catalog':
-      case 'credential':
       case 'reconciliation':
+        return;
+      // The operator's credentials added at runtime: their secrets are read by accounts/operator-credentials.ts.
+      case 'credential':
+        for (const listener of this.credentialListeners) listener(sorted.event);
         return;
       default: {
         const _exhaustive: never = sorted;
@@ -287,7 +292,8 @@ export class LiveAccounts {
       // The secrets are not in the log: the provider keys' own index (accounts/provider-keys.ts) reads them.
       case 'ProviderKeyRegistered':
       case 'ProviderKeyRemoved':
-        for (const listener of this.providerKeyListeners) listener(event.data.providerKeyId);
+        for (const listener of this.providerKeyListeners)
+          listener(event.data.providerKeyId, event.type === 'ProviderKeyRemoved');
         return;
       default: {
         const _exhaustive: never = event;
@@ -375,9 +381,15 @@ export class LiveAccounts {
   }
 
   /** Calls `listener` with the id of each provider key registered or removed, as the log delivers it. */
-  onProviderKeyChanged(listener: (providerKeyId: string) => void): () => void {
+  onProviderKeyChanged(listener: (providerKeyId: string, removed: boolean) => void): () => void {
     this.providerKeyListeners.add(listener);
     return () => this.providerKeyListeners.delete(listener);
+  }
+
+  /** Calls `listener` with each event of a provider's `credential-` stream, as the log delivers it. */
+  onCredentialEvent(listener: (event: CredentialEvent) => void): () => void {
+    this.credentialListeners.add(listener);
+    return () => this.credentialListeners.delete(listener);
   }
 
   private accountsChanged(): void {

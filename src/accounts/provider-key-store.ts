@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { KeyHolder } from './live-keys.ts';
-import { SecretBox } from './secret-box.ts';
+import { type Resealed, resealTable } from './reseal.ts';
+import type { SecretBox } from './secret-box.ts';
 
 /**
  * The secrets of the provider keys accounts bring, sealed (accounts/secret-box.ts), in a table of their own: not the
@@ -40,6 +41,8 @@ const COLUMNS = `id, account_id AS "accountId", sub_account_id AS "subAccountId"
 export class ProviderKeyStore {
   /** Opened secrets by key id, with who owns each: one sub-account's or the account's own (`subAccountId` null). */
   private readonly index = new Map<string, Omit<ProviderKeyRow, 'sealed'> & { opened: OwnKey }>();
+  /** Keys removed since start (ids are never reused): a few bytes each. */
+  private readonly removed = new Set<string>();
 
   constructor(
     private readonly sql: pg.Pool,
@@ -90,8 +93,9 @@ export class ProviderKeyStore {
     else this.index.delete(id);
   }
 
-  /** Forgets a removed key at once, before its row goes. */
+  /** Forgets a removed key at once, before its row goes, and for good: a read still under way cannot bring it back. */
   forget(id: string): void {
+    this.removed.add(id);
     this.index.delete(id);
   }
 
@@ -125,39 +129,16 @@ export class ProviderKeyStore {
     return entry.opened;
   }
 
-  /**
-   * Seals again, under the current secrets key, every secret sealed under another (a previous key still opens it);
-   * one row at a time, each changed only if no one changed it meanwhile. Secrets no key of the box opens are counted
-   * and left as they are.
-   */
-  async reencrypt(): Promise<{ reencrypted: number; unreadable: number; total: number }> {
+  /** Seals again, under the current secrets key, every secret sealed under another (after a rotation). */
+  async reencrypt(): Promise<Resealed> {
     const box = this.box;
     if (!box) throw new Error('GATEWAY_SECRETS_KEY is not set');
     await this.ensure();
-    const { rows } = await this.sql.query<{ id: string; sealed: string }>(
-      'SELECT id, sealed FROM provider_keys',
-    );
-    let reencrypted = 0;
-    let unreadable = 0;
-    for (const row of rows) {
-      if (SecretBox.keyIdOf(row.sealed) === box.currentKeyId) continue;
-      let plain: string;
-      try {
-        plain = box.open(row.sealed);
-      } catch {
-        unreadable++;
-        continue;
-      }
-      const { rowCount } = await this.sql.query(
-        'UPDATE provider_keys SET sealed = $1 WHERE id = $2 AND sealed = $3',
-        [box.seal(plain), row.id, row.sealed],
-      );
-      reencrypted += rowCount ?? 0;
-    }
-    return { reencrypted, unreadable, total: rows.length };
+    return resealTable(this.sql, box, 'provider_keys', ['id']);
   }
 
   private hold(row: ProviderKeyRow): void {
+    if (this.removed.has(row.id)) return;
     const { sealed, ...entry } = row;
     this.index.set(row.id, { ...entry, opened: this.open(row.id, row.name, sealed) });
   }

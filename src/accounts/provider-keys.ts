@@ -53,7 +53,10 @@ export class ProviderKeys {
 
   /** Follows registrations and removals made anywhere, then loads what the table holds. */
   async start(log: (line: string) => void): Promise<void> {
-    this.live.onProviderKeyChanged((id) => {
+    this.live.onProviderKeyChanged((id, removed) => {
+      // A removal is final whatever the table still says: its row goes only after the event is durable, so an
+      // instance reading it now could find it still there.
+      if (removed) return this.keys.forget(id);
       this.keys
         .refresh(id)
         .catch((error: unknown) => log(`reading provider key ${id} failed: ${String(error)}`));

@@ -58,9 +58,17 @@ const USAGE = `Usage: npm run -s gateway -- <command> [--init]     (or: npx mode
   webhooks clear --account ID                        stop the account's lifecycle webhooks
   webhooks show --account ID                         the endpoint and the latest deliveries, from the store
   credentials list [--provider P]                    each provider credential's weight and state (running gateway)
-  provider-keys reencrypt                            seal every provider key accounts brought under the current
-                                                     GATEWAY_SECRETS_KEY (after a rotation; docs/operations.md)
-  credentials disable|enable --provider P --name N   take a credential out of rotation, or put it back
+  credentials add --provider P --name N (--key-env VAR | --key K) [--weight W] [--rpm N] [--tpm N]
+                  [--monthly-spend-cents N]          add a credential to the provider's pool, on every instance
+                                                     and kept across restarts (needs GATEWAY_SECRETS_KEY)
+  credentials set --provider P --name N [--weight W] [--rpm N|none] [--tpm N|none] [--monthly-spend-cents N|none]
+                                                     change an added credential's weight or limits (none lifts one)
+  credentials remove --provider P --name N           remove an added credential (the config file's: edit the file)
+  credentials disable|enable --provider P --name N   take a credential out of rotation, or put it back (the
+                                                     instance reached only)
+  provider-keys reencrypt                            seal every provider key accounts brought, and every credential
+                                                     added through the API, under the current GATEWAY_SECRETS_KEY
+                                                     (after a rotation; docs/operations.md)
   reconcile --day YYYY-MM-DD [--provider P]          the providers' cost reports for that UTC day against the
                                                      ledger's pass-through, per credential and model; a rerun
                                                      with the same figures appends nothing (docs/billing.md)
@@ -179,6 +187,12 @@ async function run(argv: string[]): Promise<unknown> {
       'cache-default': { type: 'string' },
       url: { type: 'string' },
       day: { type: 'string' },
+      key: { type: 'string' },
+      'key-env': { type: 'string' },
+      weight: { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      'monthly-spend-cents': { type: 'string' },
       init: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -229,7 +243,7 @@ async function run(argv: string[]): Promise<unknown> {
   if (group === 'credentials') {
     const remote = await findRunningGateway(config);
     if (!remote) throw new UsageError(`credentials needs a running gateway at ${config.gatewayUrl}`);
-    return credentialsCommand(remote, action, flags, (message) => new UsageError(message));
+    return credentialsCommand(remote, action, flags, process.env, (message) => new UsageError(message));
   }
   const view = viewCommand(group, action, flags);
   const accountAction = view ? undefined : await accountCommand(group, action, flags, config);

@@ -4,6 +4,8 @@ import { readAdminToken } from '../http/admin-token.ts';
 export interface Remote {
   post(path: string, body?: unknown): Promise<unknown>;
   get(path: string): Promise<unknown>;
+  patch(path: string, body: unknown): Promise<unknown>;
+  delete(path: string): Promise<unknown>;
 }
 
 export class RemoteError extends Error {
@@ -34,7 +36,7 @@ export async function findRunningGateway(config: Config): Promise<Remote | undef
     if (error instanceof RemoteError) throw error;
     return undefined;
   }
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+  const call = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) => {
     const response = await fetch(`${config.gatewayUrl}/admin${path}`, {
       method,
       headers: body === undefined ? { authorization: headers.authorization } : headers,
@@ -47,5 +49,7 @@ export async function findRunningGateway(config: Config): Promise<Remote | undef
   return {
     post: (path, body) => call('POST', path, body),
     get: (path) => call('GET', path),
+    patch: (path, body) => call('PATCH', path, body),
+    delete: (path) => call('DELETE', path),
   };
 }

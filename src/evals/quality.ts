@@ -20,13 +20,18 @@ export class EvalQuality implements QualitySource {
   private readonly prior = new PriorQuality();
   private readonly recent = new Map<string, { at: number; scores: readonly QualityScores[] }>();
 
-  constructor(private readonly sql: Sql) {}
+  /** `clock` is the runtime's, so that a test can let the kept figures age without waiting. */
+  constructor(
+    private readonly sql: Sql,
+    private readonly clock: () => Date,
+  ) {}
 
   async forAccount(accountId: string): Promise<readonly QualityScores[]> {
+    const now = this.clock().getTime();
     const kept = this.recent.get(accountId);
-    if (kept && Date.now() - kept.at < FRESH_MS) return kept.scores;
+    if (kept && now - kept.at < FRESH_MS) return kept.scores;
     const scores = [...(await this.fromEvals(accountId)), ...this.prior.forAccount()];
-    this.recent.set(accountId, { at: Date.now(), scores });
+    this.recent.set(accountId, { at: now, scores });
     if (this.recent.size > 10_000) this.recent.delete(this.recent.keys().next().value as string);
     return scores;
   }

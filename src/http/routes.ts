@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import type { LiveAccounts } from '../accounts/live-state.ts';
 import type { NamedKeys } from '../accounts/named-keys.ts';
+import type { OperatorCredentials } from '../accounts/operator-credentials.ts';
 import type { ProviderKeys } from '../accounts/provider-keys.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { SubAccounts } from '../accounts/sub-accounts.ts';
@@ -89,6 +90,8 @@ export interface RouteDeps {
   reconciler?: Reconciler;
   /** Provider keys accounts bring (`/v1/provider-keys`; docs/providers.md, Bring your own key). */
   providerKeys?: ProviderKeys;
+  /** Credentials the operator adds to the pools at runtime (`/admin/providers/{provider}/credentials`). */
+  operatorCredentials?: OperatorCredentials;
 }
 
 /** Paths to handlers, and which credential each prefix demands. */
@@ -156,7 +159,8 @@ export async function registerRoutes(app: FastifyInstance, deps: RouteDeps): Pro
       await admin.register(adminViewRoutes(deps.pool));
       if (deps.reconciler) await admin.register(adminReconciliationRoutes(deps.pool, deps.reconciler));
       await admin.register(adminWebhookRoutes(deps.accounts, deps.chat.env));
-      if (deps.chat.credentials) await admin.register(adminCredentialRoutes(deps.chat.credentials));
+      if (deps.chat.credentials)
+        await admin.register(adminCredentialRoutes(deps.chat.credentials, deps.operatorCredentials));
     },
     { prefix: '/admin' },
   );

@@ -19,7 +19,12 @@ export class CredentialUsage {
   private month = '';
   private spentNanos = 0n;
 
-  constructor(private readonly limits: CredentialLimits) {}
+  constructor(private limits: CredentialLimits) {}
+
+  /** New limits from now on: a minute's count starts with the next call when its limit was not set before. */
+  setLimits(limits: CredentialLimits): void {
+    this.limits = limits;
+  }
 
   started(now: Date): void {
     if (this.limits.rpm !== undefined) this.starts.push(now.getTime());

@@ -1,41 +1,10 @@
 import type { CredentialSpec } from '../../config-file.ts';
 import { UpstreamError } from '../errors.ts';
 import { CredentialAffinity } from './affinity.ts';
-import { CredentialUsage, type LimitReached } from './limits.ts';
+import { CredentialUsage } from './limits.ts';
+import type { CredentialOut, CredentialReport, CredentialState, OutReason } from './report.ts';
 
-export type { CredentialSpec };
-
-/**
- * `active`: in rotation; `cooling`: a 429 rests it until `until`; `out`: refused by the provider (401, 403, a
- * quota or billing refusal) or taken out by the operator, until the operator puts it back.
- */
-export type CredentialState = 'active' | 'cooling' | 'out';
-export type OutReason = 'unauthorized' | 'forbidden' | 'quota' | 'operator';
-
-/** A credential as the health report and the admin API show it: never its secret. */
-export interface CredentialReport {
-  name: string;
-  weight: number;
-  state: CredentialState;
-  reason: OutReason | 'rate_limited' | null;
-  since: string | null;
-  /** When a cooling credential returns to rotation. */
-  until: string | null;
-  /** The provider's own words when it refused the credential. */
-  message: string | null;
-  /** The operator's limit the credential is at (skipped until `until`), when it is at one. */
-  limit: { reached: LimitReached; until: string } | null;
-}
-
-/** A credential the pool took out of rotation on a provider's refusal (not the operator's own action). */
-export interface CredentialOut {
-  provider: string;
-  credential: string;
-  reason: Exclude<OutReason, 'operator'>;
-  status: number | null;
-  message: string;
-  at: Date;
-}
+export type { CredentialOut, CredentialReport, CredentialSpec, CredentialState, OutReason };
 
 interface Entry extends CredentialSpec {
   state: CredentialState;
@@ -248,6 +217,30 @@ export class CredentialPools {
         message: null,
       });
     return this.describe(entry, this.clock());
+  }
+
+  /**
+   * Adds a credential to the provider's pool (after its `default`, when the environment gives one), or changes the
+   * key, weight and limits of the one of that name, keeping its standing and what it used.
+   */
+  put(provider: string, spec: CredentialSpec): void {
+    const entries = this.entries(provider);
+    const entry = entries.find((e) => e.name === spec.name);
+    if (!entry) return void entries.push(fresh(spec));
+    Object.assign(entry, { key: spec.key, weight: spec.weight, limits: spec.limits });
+    entry.usage.setLimits(spec.limits ?? {});
+  }
+
+  /** Takes a credential out of the pool for good: later calls about what it holds find it no longer configured. */
+  remove(provider: string, name: string): void {
+    const entries = this.pools.get(provider);
+    const at = entries?.findIndex((e) => e.name === name) ?? -1;
+    if (entries && at >= 0) entries.splice(at, 1);
+  }
+
+  /** The credential of that name as configured (its secret included): for the operator's views, never a client's. */
+  spec(provider: string, name: string): CredentialSpec | undefined {
+    return this.entries(provider).find((e) => e.name === name);
   }
 
   /** Every provider with credentials, and each credential's standing. */

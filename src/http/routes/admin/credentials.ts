@@ -1,38 +1,105 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { credentialViews } from '../../../accounts/operator-credential-views.ts';
+import type { OperatorCredentials } from '../../../accounts/operator-credentials.ts';
+import { credentialFields } from '../../../config-file.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import { type CredentialPools, UnknownCredential } from '../../../providers/credentials/pool.ts';
+import { changeOf, newCredentialOf } from './credential-bodies.ts';
 
 const Provider = z.object({ provider: z.string().min(1) });
+const Named = Provider.extend({ name: z.string().min(1) });
+/** Longer than any provider's key. */
+const MAX_KEY_LENGTH = 4096;
+
+const NewCredential = z
+  .object({
+    name: credentialFields.name,
+    key: z.string().trim().min(1).max(MAX_KEY_LENGTH),
+    weight: credentialFields.weight.optional(),
+    rpm: credentialFields.rpm.optional(),
+    tpm: credentialFields.tpm.optional(),
+    monthly_spend_cents: credentialFields.monthly_spend_cents.optional(),
+  })
+  .strict();
+
+const CredentialChange = z
+  .object({
+    weight: credentialFields.weight.optional(),
+    rpm: credentialFields.rpm.nullable().optional(),
+    tpm: credentialFields.tpm.nullable().optional(),
+    monthly_spend_cents: credentialFields.monthly_spend_cents.nullable().optional(),
+  })
+  .strict()
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'give weight, rpm, tpm or monthly_spend_cents',
+  });
 
 /**
- * The providers' credential pools as this instance holds them (`credentials list|disable|enable` in the CLI): the
- * operator reads each credential's standing, never its secret, and takes one out of rotation or puts it back.
+ * The providers' credential pools (`credentials list|add|set|remove|disable|enable` in the CLI): the operator reads
+ * each credential's standing as this instance holds it, never its secret; takes one out of rotation or puts it back
+ * (this instance only); and adds, changes and removes credentials of its own, which every instance follows.
  */
 export const adminCredentialRoutes =
-  (pools: CredentialPools): FastifyPluginAsyncZod =>
+  (pools: CredentialPools, operator: OperatorCredentials | undefined): FastifyPluginAsyncZod =>
   async (app) => {
-    app.get('/providers/credentials', () => ({ object: 'list', data: pools.report() }));
+    const isAdded = (provider: string, name: string) => operator?.isAdded(provider, name) ?? false;
+    const one = (provider: string, name: string) => ({
+      provider,
+      credential: credentialViews(pools, provider, isAdded).find((c) => c.name === name),
+    });
+    const adding = () => {
+      if (!operator)
+        throw new RequestRefused('forbidden', 'this gateway does not take credentials at runtime');
+      return operator;
+    };
+
+    app.get('/providers/credentials', () => ({
+      object: 'list',
+      data: pools.report().map(({ provider, credentials }) => ({
+        provider,
+        credentials: credentialViews(pools, provider, isAdded, credentials),
+      })),
+    }));
     app.get('/providers/:provider/credentials', { schema: { params: Provider } }, (request) => ({
       provider: request.params.provider,
-      credentials: pools.credentialsOf(request.params.provider),
+      credentials: credentialViews(pools, request.params.provider, isAdded),
     }));
     app.post(
-      '/providers/:provider/credentials/:name',
-      {
-        schema: {
-          params: Provider.extend({ name: z.string().min(1) }),
-          body: z.object({ in_rotation: z.boolean() }).strict(),
-        },
+      '/providers/:provider/credentials',
+      { schema: { params: Provider, body: NewCredential } },
+      async (request) => {
+        const { provider } = request.params;
+        await adding().add(provider, newCredentialOf(request.body), request.id);
+        return one(provider, request.body.name);
       },
+    );
+    app.patch(
+      '/providers/:provider/credentials/:name',
+      { schema: { params: Named, body: CredentialChange } },
+      async (request) => {
+        const { provider, name } = request.params;
+        await adding().change(provider, name, changeOf(request.body), request.id);
+        return one(provider, name);
+      },
+    );
+    app.delete('/providers/:provider/credentials/:name', { schema: { params: Named } }, async (request) => {
+      const { provider, name } = request.params;
+      await adding().remove(provider, name, request.id);
+      return { object: 'provider_credential', provider, name, deleted: true };
+    });
+    app.post(
+      '/providers/:provider/credentials/:name',
+      { schema: { params: Named, body: z.object({ in_rotation: z.boolean() }).strict() } },
       (request) => {
         const { provider, name } = request.params;
         try {
-          return { provider, credential: pools.setInRotation(provider, name, request.body.in_rotation) };
+          pools.setInRotation(provider, name, request.body.in_rotation);
         } catch (error) {
           if (error instanceof UnknownCredential) throw new RequestRefused('not_found', error.message);
           throw error;
         }
+        return one(provider, name);
       },
     );
   };
