@@ -188,15 +188,9 @@ describe('architecture: the import graph keeps the layers', () => {
 // why, until the served-call path takes them over. A new file that does fails; an entry whose file no longer does
 // fails too, so the list only shrinks.
 const LEDGER_COMPOSERS: Record<string, string> = {
-  'src/jobs/worker.ts':
-    "settles a job's hold when its provider reports the result, minutes after the request",
-  'src/jobs/service.ts': 'releases the hold of a job whose submission failed',
-  'src/jobs/cancel.ts': 'releases the hold of a job cancelled before any worker took it',
-  'src/jobs/cancel-charge.ts': 'charges or releases a job cancelled after hand-off (issue 30)',
   'src/http/request-log.ts': 'logs a request that settled nothing (a refusal), after the answer',
   'src/modalities/realtime/holds.ts': "logs a realtime stream's record once its slices are settled",
   'src/chat/output-hold.ts': "holds a chat request's worst case, sized by the chat pricing",
-  'src/batches/stray-holds.ts': "releases the holds of a batch's lines a stopped gateway left open",
   'src/batches/upstream-lines.ts': "settles and releases a provider batch's lines once it is over",
 };
 

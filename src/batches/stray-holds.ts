@@ -2,13 +2,15 @@ import type pg from 'pg';
 import type { BatchState } from '../../commands/batch/decide.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { Spending } from '../billing/spending.ts';
+import { releaseDeferred } from '../pipeline/deferred.ts';
 import { lineOfRequest, lineRequestPrefix } from './output.ts';
 
 /**
  * Releases the open holds of a batch's lines that no upstream batch records: holds made by a take that stopped
  * before it recorded them (or before its lines were served). An upstream line's hold lives 48 hours, and would
  * otherwise keep that money from the balance and the caps while the line is held again. Read from the `holds` read
- * model, which the caller has let catch up with the take's start.
+ * model, which the caller has let catch up with the take's start; released as the pipeline releases any deferred
+ * call's hold read back from a record (pipeline/deferred.ts).
  */
 export async function releaseStrayHolds(
   pool: pg.Pool,
@@ -29,16 +31,16 @@ export async function releaseStrayHolds(
   for (const row of rows) {
     // Only the holds of the batch's own lines: the gateway's ids, never a client's (src/batches/output.ts).
     if (recorded.has(row.hold_id) || lineOfRequest(batch.batchId, row.request_id) === undefined) continue;
-    await spending.release(
-      {
-        holdId: row.hold_id,
-        requestId: row.request_id,
-        grantedNanos: BigInt(row.amount_nanos),
-        accountId: batch.accountId,
-        limits: spending.limits(auth, batch.tag),
-      },
-      'failed',
-    );
+    const stray = {
+      holdId: row.hold_id,
+      requestId: row.request_id,
+      heldNanos: row.amount_nanos,
+      accountId: batch.accountId,
+      subAccountId: auth.subAccountId,
+      keyId: auth.keyId,
+      tag: batch.tag,
+    };
+    await releaseDeferred(spending, stray, 'failed');
     released += 1;
   }
   return released;

@@ -1,10 +1,9 @@
 import { DomainError } from '../../commands/errors.ts';
 import { evolve, initialState, type JobState } from '../../commands/job/decide.ts';
 import type { JobCall, JobInput, JobOutput } from '../contracts/jobs.ts';
-import { release, settle } from '../pipeline/ledger.ts';
-import { jobCharge } from './credential.ts';
+import { type Cancellation, chargeCancelled } from '../pipeline/deferred.ts';
 import type { JobKind } from './kinds.ts';
-import { holdOf, type JobHistory, type JobsDeps, linesOf, type Target } from './service.ts';
+import { type JobHistory, type JobsDeps, type Target, workOf } from './service.ts';
 
 /** A job's state as its decider folds it: whether it ended, its provider id, a cancellation's charge. */
 export function jobState(history: JobHistory): JobState & { ended: boolean } {
@@ -36,9 +35,9 @@ export type CancelOutcome =
   | { basis: 'not_taken' };
 
 /**
- * Settles (or releases) a cancelled job's hold as the outcome says, then records what was charged. The settlement
- * comes first, as a completion's does: a crash between the two repeats an idempotent settle. Resolves true when
- * this call recorded the charge (false when another worker or request already had).
+ * Settles (or releases) a cancelled job's hold as the outcome says (the pipeline's deferred call), then records what
+ * was charged. The settlement comes first, as a completion's does: a crash between the two repeats an idempotent
+ * settle. Resolves true when this call recorded the charge (false when another worker or request already had).
  */
 export async function chargeCancellation(
   deps: JobsDeps,
@@ -48,23 +47,11 @@ export async function chargeCancellation(
   outcome: CancelOutcome,
 ): Promise<boolean> {
   const job = history.queued;
-  const hold = holdOf(deps.spending, job);
-  let chargedNanos = 0n;
-  let units = 0;
-  if (outcome.basis === 'not_taken') {
-    await release(deps.spending, hold, 'cancelled');
-  } else {
-    units = outcome.basis === 'hold' ? target.adapter.heldUnits(job.input as JobInput) : outcome.output.units;
-    const credential = outcome.credential ?? jobState(history).credential;
-    // On the requester's own key, the provider bills the requester: the fee alone.
-    const charge = jobCharge(linesOf(kind, target.model, units), credential);
-    chargedNanos = await settle(deps.spending, hold, target.model, {
-      ...(credential !== undefined && { credential }),
-      charge,
-      usageReported: outcome.basis === 'provider_output' && outcome.output.unitsReported,
-      units,
-    });
-  }
+  const { chargedNanos, units } = await chargeCancelled(
+    deps.spending,
+    job,
+    cancellation(history, kind, target, outcome),
+  );
   const stored = outcome.basis === 'provider_output' ? outcome.stored : undefined;
   const recorded = await deps.commands
     .handle(
@@ -86,6 +73,27 @@ export async function chargeCancellation(
       throw error;
     });
   return recorded !== undefined && recorded.events.length > 0;
+}
+
+/** The outcome as the pipeline charges it: the units held or delivered, on the credential the work went out on. */
+function cancellation(
+  history: JobHistory,
+  kind: JobKind,
+  target: Target,
+  outcome: CancelOutcome,
+): Cancellation {
+  if (outcome.basis === 'not_taken') return outcome;
+  const work = workOf(kind, target.model);
+  const credential = outcome.credential ?? jobState(history).credential;
+  if (outcome.basis === 'hold')
+    return {
+      basis: 'hold',
+      work,
+      units: target.adapter.heldUnits(history.queued.input as JobInput),
+      credential,
+    };
+  const { units, unitsReported } = outcome.output;
+  return { basis: 'provider_output', work, units, usageReported: unitsReported, credential };
 }
 
 /** Asks the provider to stop; best effort: a provider that cannot stop still has the work, which is charged. */

@@ -3,11 +3,11 @@ import { RequestRefused } from '../contracts/errors.ts';
 import type { JobInput } from '../contracts/jobs.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import { allowPrivateUrls } from '../net/url-guard.ts';
-import { release } from '../pipeline/ledger.ts';
+import { chargeCancelled } from '../pipeline/deferred.ts';
 import { chargeCancellation, stopAtProvider } from './cancel-charge.ts';
 import { ownerCall } from './credential.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
-import { holdOf, type JobHistory, type JobsDeps, mayRead, readJob, resolveJobModel } from './service.ts';
+import { type JobHistory, type JobsDeps, mayRead, readJob, resolveJobModel } from './service.ts';
 
 /** A job the key may see, or a 404 that does not say whether it exists for someone else. */
 export async function jobFor(
@@ -39,7 +39,7 @@ export async function cancelJob(
   const decision = await deps.commands.handle(jobId, { type: 'CancelJob' }, { now: deps.clock() });
   const cancelled = decision.events.find((e) => e.type === 'JobCancelled');
   if (!cancelled?.data.billable) {
-    await release(deps.spending, holdOf(deps.spending, history.queued), 'cancelled');
+    await chargeCancelled(deps.spending, history.queued, { basis: 'before_handoff' });
   } else if (decision.state.providerJobId) {
     const kind =
       (JOB_KINDS as Record<string, JobKind>)[history.queued.modality] ?? extraKinds[history.queued.modality];

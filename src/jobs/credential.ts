@@ -1,12 +1,8 @@
 import type { JobState } from '../../commands/job/decide.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { JobCall, Submission } from '../contracts/jobs.ts';
-import { type Charge, type PriceLine, priceCharge } from '../contracts/money.ts';
-import { givesWay, ownKeyRoute } from '../pipeline/own-key.ts';
+import { givesWay, ownKeyCredential, ownKeyName, ownKeyRoute } from '../pipeline/own-key.ts';
 import type { JobsDeps, QueuedJob, Target } from './service.ts';
-
-/** A requester's own key names its charges `byok:<name>`; a pool credential's name never holds a colon. */
-const OWN_KEY = 'byok:';
 
 /**
  * A job's call on one credential: one of its provider's pool, by name (absent: the provider's single key), or the
@@ -50,7 +46,7 @@ export async function submitOnKey(
         );
       const keyed = {
         call: withApiKey(call, key.key),
-        credential: `${OWN_KEY}${key.name}`,
+        credential: ownKeyCredential(key.name),
         providerKeyId: key.id,
       };
       return { ...keyed, submission: await target.adapter.submit(keyed.call) };
@@ -87,10 +83,11 @@ export function ownerCall(
 ): Keyed | { unusable: string } {
   const { credential } = held;
   const provider = target.model.provider;
-  if (credential?.startsWith(OWN_KEY)) {
+  const ownKey = ownKeyName(credential);
+  if (ownKey !== undefined) {
     // By id: a key registered since under the same name may belong to another of the provider's organizations.
     const key = held.providerKeyId && deps.ownKeys?.ownKeyById(job, held.providerKeyId);
-    const yours = `your ${provider} key '${credential.slice(OWN_KEY.length)}' that submitted this job`;
+    const yours = `your ${provider} key '${ownKey}' that submitted this job`;
     if (!key) return { unusable: `${yours} has been removed` };
     if ('unreadable' in key)
       return { unusable: `${yours} cannot be read by the gateway (${key.unreadable})` };
@@ -103,12 +100,4 @@ export function ownerCall(
       unusable: `the ${provider} credential '${credential}' that submitted this job ${owner.unusable}`,
     };
   return { call: withApiKey(call, owner.key), credential };
-}
-
-/**
- * What a job's units cost on the credential that served them: on the requester's own key the provider bills the
- * requester, so the charge is the platform fee alone on the pass-through (the `byok` discount).
- */
-export function jobCharge(lines: PriceLine[], credential: string | undefined): Charge {
-  return priceCharge(lines, credential?.startsWith(OWN_KEY) ? 'byok' : 'none');
 }

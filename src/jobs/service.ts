@@ -8,23 +8,20 @@ import type { EventStore } from '../../events/store.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import { permitModel } from '../accounts/model-access.ts';
 import type { OwnKey } from '../accounts/provider-key-store.ts';
-import type { Hold, Spending } from '../billing/spending.ts';
+import type { Spending } from '../billing/spending.ts';
 import type { Catalog, CatalogModel } from '../catalog/types.ts';
 import { unitLine } from '../catalog/unit-models.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import type { JobAdapter, JobInput } from '../contracts/jobs.ts';
-import { type PriceLine, priceCharge } from '../contracts/money.ts';
+import type { PriceLine } from '../contracts/money.ts';
 import { type EndpointSpec, type ModalityTarget, resolveModalityModel } from '../modalities/models.ts';
 import { allowPrivateUrls, checkRemoteUrl, UrlRefused } from '../net/url-guard.ts';
-import { release, reserve } from '../pipeline/ledger.ts';
+import { type DeferredWork, queueDeferred } from '../pipeline/deferred.ts';
 import type { OwnKeys } from '../pipeline/own-key.ts';
 import type { RequestContext } from '../pipeline/priced.ts';
 import type { CredentialPools } from '../providers/credentials/pool.ts';
 import { checkWebhookUrl } from '../webhooks/url.ts';
 import type { JobKind } from './kinds.ts';
-
-/** A job's hold outlives any provider's render time and the worker's retries. */
-export const JOB_HOLD_TTL_MS = 48 * 3600 * 1000;
 
 export interface JobsDeps {
   store: EventStore;
@@ -117,7 +114,7 @@ export interface JobAccepted {
 
 export const newJobId = () => `job_${randomUUID().replaceAll('-', '')}`;
 
-/** Holds the job's worst case and records it queued; a failure to record releases the hold. */
+/** Holds the job's worst case and records it queued, the hold with it (a failure to record releases the hold). */
 export async function queueJob(
   deps: JobsDeps,
   context: RequestContext,
@@ -127,18 +124,8 @@ export async function queueJob(
   input: JobInput,
   webhookUrl: string | undefined,
 ): Promise<JobAccepted> {
-  const worst = priceCharge(linesOf(kind, target.model, target.adapter.heldUnits(input))).chargedNanos;
-  const hold = await reserve(
-    deps.spending,
-    context,
-    {
-      minNanos: worst,
-      maxNanos: worst,
-      ttlMs: JOB_HOLD_TTL_MS,
-    },
-    target.model.id,
-  );
-  try {
+  const work = workOf(kind, target.model);
+  return queueDeferred(deps.spending, context, work, target.adapter.heldUnits(input), async (hold) => {
     await deps.commands.handle(
       jobId,
       {
@@ -161,11 +148,13 @@ export async function queueJob(
       },
       { now: deps.clock(), correlationId: context.requestId },
     );
-  } catch (error) {
-    await release(deps.spending, hold, 'failed');
-    throw error;
-  }
-  return { id: jobId, status: 'queued', object: 'job' };
+    return { id: jobId, status: 'queued', object: 'job' } as const;
+  });
+}
+
+/** The job as the pipeline's deferred call sees it: its model, and what its units cost there (a pure rule). */
+export function workOf(kind: JobKind, model: CatalogModel): DeferredWork {
+  return { model, lines: (units) => linesOf(kind, model, units) };
 }
 
 /** What `units` of the job cost on the model: the kind's own rule, or units × the per-unit price. */
@@ -190,21 +179,4 @@ export async function readJob(store: EventStore, jobId: string): Promise<JobHist
 export function mayRead(auth: KeyHolder, job: QueuedJob): boolean {
   if (auth.accountId !== job.accountId) return false;
   return auth.subAccountId === null || auth.subAccountId === job.subAccountId;
-}
-
-/** The hold a job made at submission, as the ledger knows it, with the scopes it is charged against now. */
-export function holdOf(spending: Spending, job: QueuedJob): Hold {
-  const holder: KeyHolder = {
-    keyId: job.keyId,
-    accountId: job.accountId,
-    keyHash: '',
-    subAccountId: job.subAccountId,
-  };
-  return {
-    holdId: job.holdId,
-    requestId: job.requestId,
-    grantedNanos: BigInt(job.heldNanos),
-    accountId: job.accountId,
-    limits: spending.limits(holder, job.tag, job.model),
-  };
 }

@@ -8,6 +8,17 @@ import type { Candidate } from './call.ts';
 import { type Affinity, keyed, withCredential } from './credentials.ts';
 import type { Bill } from './types.ts';
 
+/** A requester's own key names its charges `byok:<name>`; a pool credential's name never holds a colon. */
+const OWN_KEY = 'byok:';
+
+/** The credential name of the requester's own key `name`, as its charges and records carry it. */
+export const ownKeyCredential = (name: string): string => `${OWN_KEY}${name}`;
+
+/** The own key's name when `credential` names one (a call served on the requester's own key), else undefined. */
+export function ownKeyName(credential: string | undefined): string | undefined {
+  return credential?.startsWith(OWN_KEY) ? credential.slice(OWN_KEY.length) : undefined;
+}
+
 /** The provider keys accounts bring (accounts/provider-keys.ts), as a call asks them. */
 export interface OwnKeys {
   ownKey(holder: Pick<KeyHolder, 'accountId' | 'subAccountId'>, provider: string): OwnKey | undefined;
@@ -54,7 +65,7 @@ export async function withOwnKey<C extends Candidate, T>(
       );
     const upstream = { ...(candidate as C & { upstream: object }).upstream, apiKey: key.key };
     const result = await call({ ...candidate, upstream });
-    return { result, credential: `byok:${key.name}`, ownKey: true };
+    return { result, credential: ownKeyCredential(key.name), ownKey: true };
   } catch (error) {
     if (!route.fallback || !givesWay(error)) throw error;
   }
