@@ -58,21 +58,33 @@ export function countChatInputTokens(messages: ChatMessageLike[]): number {
   return tally.texts.reduce((sum, text) => sum + countTextTokens(text), tally.fixed);
 }
 
-export async function countChatInputTokensAsync(messages: ChatMessageLike[]): Promise<number> {
+/**
+ * `exact`: never the upper bound, however long the counting takes (it still gives the loop back between slices).
+ * What the built-in models bill must be: a hold counted exactly, then a usage counted by the bound on a busy
+ * machine, would charge more than was held.
+ */
+export interface CountOptions {
+  exact?: boolean;
+}
+
+export async function countChatInputTokensAsync(
+  messages: ChatMessageLike[],
+  options: CountOptions = {},
+): Promise<number> {
   const tally = chatTally(messages);
-  return tally.fixed + (await countAll(tally.texts));
+  return tally.fixed + (await countAll(tally.texts, options));
 }
 
 /** Several texts counted as one request's work: one budget and one pace for all of them. */
-export async function countTextsAsync(texts: string[]): Promise<number[]> {
-  const pace = new Pace();
+export async function countTextsAsync(texts: string[], options: CountOptions = {}): Promise<number[]> {
+  const pace = new Pace(options.exact !== true);
   const counts: number[] = [];
   for (const text of texts) counts.push(await countSliced(text, pace));
   return counts;
 }
 
-async function countAll(texts: string[]): Promise<number> {
-  const counts = await countTextsAsync(texts);
+async function countAll(texts: string[], options: CountOptions = {}): Promise<number> {
+  const counts = await countTextsAsync(texts, options);
   return counts.reduce((sum, count) => sum + count, 0);
 }
 
@@ -98,7 +110,11 @@ class Pace {
   private readonly started = performance.now();
   private since = this.started;
 
+  /** `bounded`: past its budget the rest is held at the upper bound; unbounded, it is always counted. */
+  constructor(private readonly bounded: boolean) {}
+
   get exhausted(): boolean {
+    if (!this.bounded) return false;
     const now = performance.now();
     return this.spent + (now - this.since) > COUNT_BUDGET_MS || now - this.started > COUNT_WAIT_MS;
   }

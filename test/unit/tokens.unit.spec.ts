@@ -1,5 +1,6 @@
 import { encodeChat } from 'gpt-tokenizer/model/gpt-4o';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { echoChat } from '../../src/providers/local/echo.ts';
 import {
   countChatInputTokens,
   countChatInputTokensAsync,
@@ -169,5 +170,27 @@ describe('counting huge inputs without holding the event loop', () => {
     const cut = truncateToTokens('a'.repeat(2_000_000), 100);
     expect(cut).toMatchObject({ tokens: 100, truncated: true });
     expect(cut.text).toBe('a'.repeat(cut.text.length));
+  });
+});
+
+describe('the built-in models count exactly on a busy machine', () => {
+  // The money fault test saw overruns under load: the hold counted the prompt exactly, then the local model, its
+  // counting budget used up by a busy loop, billed the byte bound for the rest.
+  it('bills the exact count however long counting takes, while the gateway falls back to the bound', async () => {
+    const messages = [{ role: 'user', content: 'w1 w2 w3 '.repeat(20_000) }];
+    const exact = await countChatInputTokensAsync(messages);
+    // Every reading of the clock a second later: each count is past its budget after its first slice.
+    let now = performance.now();
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => {
+      now += 1000;
+      return now;
+    });
+    try {
+      expect(await countChatInputTokensAsync(messages)).toBeGreaterThan(exact);
+      const echoed = await echoChat({ messages, maxTokens: 5 });
+      expect(echoed.usage.promptTokens).toBe(exact);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });

@@ -20,8 +20,10 @@ export async function echoChat(request: EchoRequest): Promise<EchoResult> {
   const echoed = lastUserText(request.messages);
   const reply = request.shape ? request.shape(echoed) : echoed;
   const cut = truncateToTokens(reply, request.maxTokens);
-  // Counted as the gateway counts the hold, so a huge prompt is not billed above what was held.
-  const promptTokens = (await countChatInputTokensAsync(request.messages)) + (request.extraInputTokens ?? 0);
+  // Counted exactly, as the gateway counts the hold when it has the time (else above it), so the usage is never more
+  // than was held: a busy machine must not bill an upper bound the hold did not use.
+  const counted = await countChatInputTokensAsync(request.messages, { exact: true });
+  const promptTokens = counted + (request.extraInputTokens ?? 0);
   return {
     content: cut.text,
     finishReason: cut.truncated ? 'length' : 'stop',

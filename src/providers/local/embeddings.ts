@@ -52,7 +52,7 @@ export const localEmbeddings: EmbeddingsAdapter = {
       // Hashing a long input takes a while; the loop is given back between inputs.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const tokens = await countTextsAsync(inputs);
+    const tokens = await countTextsAsync(inputs, { exact: true });
     return { vectors, inputTokens: tokens.reduce((sum, count) => sum + count, 0) };
   },
 };

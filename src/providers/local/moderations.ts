@@ -53,7 +53,7 @@ export function keywordVerdict(text: string): ModerationVerdict {
 /** The built-in `local/moderation`: keyword rules, no key, no network. */
 export const localModerations: ModerationsAdapter = {
   async moderate({ inputs }) {
-    const tokens = await countTextsAsync(inputs);
+    const tokens = await countTextsAsync(inputs, { exact: true });
     return {
       id: `modr-${randomBytes(12).toString('hex')}`,
       results: inputs.map(keywordVerdict),
