@@ -78,6 +78,11 @@ export const BatchUpstreamPrepared = z.object({
    * provider holds the batch under that key). Absent in events written before pools: the provider's single key.
    */
   credential: z.string().optional(),
+  /**
+   * With a `byok:<name>` credential (the requester's own provider key): that key's id, which every later call about
+   * the batch is made with (a key registered since under the same name is another key).
+   */
+  providerKeyId: z.string().optional(),
   lines: z.array(
     z.object({
       line: z.number().int().positive(),

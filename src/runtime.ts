@@ -341,6 +341,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions): Pro
     blobs,
     files,
     chat,
+    ownKeys: providerKeys,
     clock,
     log: options.log,
     intervalMs: options.workerIntervalsMs?.batches ?? 2000,

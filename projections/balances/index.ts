@@ -186,10 +186,11 @@ export async function balanceNanos(sql: Sql, accountId: string): Promise<bigint 
 /**
  * What was charged in all (in the requester's money: a sub-account's price) per request of the gateway's own work
  * whose id starts with `prefix` (a batch's lines, an eval run's calls: the ids the gateway derives from that batch's
- * or eval's id), for the requests settled at a batch price, as that work always is (with the overruns of those
- * holds). Request ids are the gateway's alone (a client's `X-Request-Id` is kept apart), so no client's request has
- * such an id; the price also leaves out a client's request recorded under one by a version that took the client's id
- * as the request's.
+ * or eval's id), for the requests settled at a batch price, as that work always is, or at the fee alone (`byok`) for
+ * a batch line served on its requester's own provider key (with the overruns of those holds). Request ids are the
+ * gateway's alone (a client's `X-Request-Id` is kept apart), so no client's request has such an id; the price also
+ * leaves out a client's request recorded under one by a version that took the client's id as the request's (those
+ * versions had no own keys, so none of theirs is at `byok`).
  */
 export async function workChargesByPrefix(
   sql: Sql,
@@ -200,7 +201,7 @@ export async function workChargesByPrefix(
     `WITH work AS (SELECT * FROM charges WHERE account_id = $1 AND starts_with(request_id, $2))
      SELECT request_id, sum(price_nanos)::text AS charged FROM work
      WHERE hold_id IN (SELECT hold_id FROM work
-                       WHERE kind = 'settled' AND discount IN ('batch', 'batch_api', 'batch_fee'))
+                       WHERE kind = 'settled' AND discount IN ('batch', 'batch_api', 'batch_fee', 'byok'))
      GROUP BY request_id`,
     [accountId, prefix],
   );

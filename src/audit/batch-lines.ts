@@ -1,14 +1,22 @@
 import type { StoredEvent } from '../../events/envelope.ts';
 import type { GatewayEvent } from '../../events/index.ts';
 import { lineOfRequest } from '../batches/output.ts';
+import { ownKeyName } from '../pipeline/own-key.ts';
 import { usd } from './decimal.ts';
 import { Findings, where } from './findings.ts';
 
 /** A batch line's request id is `{batchId}-{line}` (src/batches/output.ts), and batch ids start `batch_`. */
 const BATCH_LINE_REQUEST = /^(batch_[^-]+)-\d+$/;
 
-/** The prices a batch line is charged at: a provider's batch API, the built-in models' half, or the waived fee. */
+/**
+ * The prices a batch line is charged at: a provider's batch API, the built-in models' half, or the waived fee; or,
+ * served on its requester's own provider key, the fee alone (`byok`, checked apart by `ownKeyWhy`).
+ */
 const LINE_DISCOUNTS: ReadonlySet<string> = new Set(['batch', 'batch_api', 'batch_fee']);
+
+/** Who may have brought the key a line was served on: its batch's account, or the sub-account that made it. */
+const ownerKey = (accountId: string, subAccountId: string | null, provider: string, name: string) =>
+  JSON.stringify([accountId, subAccountId, provider, name]);
 
 interface Settle {
   requestId: string;
@@ -16,6 +24,8 @@ interface Settle {
   holdId: string;
   amount: bigint;
   discount: string;
+  credential: string | undefined;
+  provider: string;
   at: string;
 }
 
@@ -41,25 +51,39 @@ interface FinishedLine {
  * A batch line is never charged without its result: every settled charge of a batch line has the line's
  * `BatchLineFinished` (which puts it in the output or error file), recording exactly what the line was charged,
  * and no finished line claims a cost that was never charged. A line's charges are those settled under its request
- * id, to its batch's account, at a batch price (with their overruns): any other charge under that id is not the
- * line's (a client's request that an earlier version recorded under the client's `X-Request-Id`), and a line that
- * claims it fails. A batch still running may have lines charged and not yet recorded; only a batch that has ended
- * is held to it. Sums do not depend on order.
+ * id, to its batch's account, at a batch price or at the fee alone on its requester's own key (with their
+ * overruns): any other charge under that id is not the line's (a client's request that an earlier version recorded
+ * under the client's `X-Request-Id`), and a line that claims it fails. A batch still running may have lines charged
+ * and not yet recorded; only a batch that has ended is held to it. Sums do not depend on order.
  */
 export class BatchLineBook {
   readonly findings = new Findings();
   private readonly settles: Settle[] = [];
   private readonly overruns: Overrun[] = [];
   private readonly finished = new Map<string, FinishedLine>();
-  private readonly batches = new Map<string, { status: 'running' | 'ended'; accountId: string }>();
+  private readonly batches = new Map<
+    string,
+    { status: 'running' | 'ended'; accountId: string; subAccountId: string | null }
+  >();
+  /** Every own provider key ever registered, by owner, provider and name (`ownerKey`). */
+  private readonly ownKeys = new Set<string>();
   checked = 0;
 
   apply(stored: StoredEvent, event: GatewayEvent): void {
     switch (event.type) {
       case 'BatchCreated':
         if (!this.batches.has(event.data.batchId))
-          this.batches.set(event.data.batchId, { status: 'running', accountId: event.data.accountId });
+          this.batches.set(event.data.batchId, {
+            status: 'running',
+            accountId: event.data.accountId,
+            subAccountId: event.data.subAccountId ?? null,
+          });
         return;
+      case 'ProviderKeyRegistered': {
+        const { accountId, subAccountId, provider, name } = event.data;
+        this.ownKeys.add(ownerKey(accountId, subAccountId, provider, name));
+        return;
+      }
       case 'BatchCompleted':
       case 'BatchExpired':
       case 'BatchCancelled':
@@ -84,6 +108,8 @@ export class BatchLineBook {
             // A line records what its requester was charged: a sub-account's price (docs/billing.md, Reselling).
             amount: BigInt(event.data.priceNanos ?? event.data.chargedNanos),
             discount: event.data.charge.discount,
+            credential: event.data.charge.credential,
+            provider: event.data.charge.provider,
             at: where(stored),
           });
         return;
@@ -109,6 +135,24 @@ export class BatchLineBook {
       : undefined;
   }
 
+  /**
+   * Why a charge of the fee alone (`byok`) under a line's id is not the line's: a line is charged so only when served
+   * on its requester's own key, which its charge names (`byok:<name>`), and which the batch's account or the
+   * sub-account that made the batch registered for the provider.
+   */
+  private ownKeyWhy(
+    settle: Settle,
+    batch: { accountId: string; subAccountId: string | null },
+  ): string | undefined {
+    const name = ownKeyName(settle.credential);
+    if (name === undefined)
+      return `charged at discount byok, but not on an own key (${settle.credential ?? 'none'})`;
+    const owners = [null, ...(batch.subAccountId === null ? [] : [batch.subAccountId])];
+    return owners.some((owner) => this.ownKeys.has(ownerKey(batch.accountId, owner, settle.provider, name)))
+      ? undefined
+      : `charged at discount byok on byok:${name}, which is no ${settle.provider} key of the batch's owner`;
+  }
+
   /** Each line's own charges, and the charges under a line's id that are not the line's (by request id). */
   private sortCharges() {
     const charges = new Map<string, LineCharge>();
@@ -120,9 +164,11 @@ export class BatchLineBook {
       const why =
         settle.accountId !== batch.accountId
           ? `charged to ${settle.accountId}, not to the batch's account`
-          : !LINE_DISCOUNTS.has(settle.discount)
-            ? `charged at discount ${settle.discount}, not at a batch price`
-            : undefined;
+          : settle.discount === 'byok'
+            ? this.ownKeyWhy(settle, batch)
+            : !LINE_DISCOUNTS.has(settle.discount)
+              ? `charged at discount ${settle.discount}, not at a batch price`
+              : undefined;
       if (why) {
         const found = foreign.get(settle.requestId) ?? [];
         found.push(`${settle.at}: ${usd(settle.amount)} ${why}`);

@@ -10,6 +10,7 @@ import { chatBill, completionId, countInputTokens } from '../chat/service.ts';
 import type { UpstreamBatchResult, UpstreamBatchState } from '../contracts/batch.ts';
 import type { ChatCompletion } from '../contracts/chat.ts';
 import { settle } from '../pipeline/ledger.ts';
+import { ownKeyBill, ownKeyName } from '../pipeline/own-key.ts';
 import { clientError } from '../pipeline/retries.ts';
 import { failureOf, UpstreamError } from '../providers/errors.ts';
 import { atBatchRates } from './hold-line.ts';
@@ -107,7 +108,10 @@ export class UpstreamLines {
     }
   }
 
-  /** A served line: settled at the batch rates from the provider's usage, in the request log, then recorded. */
+  /**
+   * A served line: settled at the batch rates from the provider's usage (the fee alone on them, on the requester's own
+   * key), in the request log, then recorded.
+   */
   private async served(
     batch: Created,
     line: PreparedLine,
@@ -118,7 +122,7 @@ export class UpstreamLines {
     credential: string | undefined,
   ) {
     const completion = { ...result.completion, id: result.completion.id ?? completionId(), model: model.id };
-    const bill = await chatBill(
+    const billed = await chatBill(
       {
         model,
         inputTokens: result.usage ? 0 : await inputTokensOf(body),
@@ -129,6 +133,8 @@ export class UpstreamLines {
       result.usage,
       replyText(completion),
     );
+    // On the requester's own key the provider bills the requester its batch rates: the fee alone on that pass-through.
+    const bill = ownKeyName(credential) === undefined ? billed : ownKeyBill(billed);
     const log = this.requestLog(batch, line, body);
     if (log) {
       log.tried(model.id, model.provider, 0);

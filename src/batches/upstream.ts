@@ -8,17 +8,15 @@ import type { CatalogModel } from '../catalog/types.ts';
 import type { ChatDeps } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import type { UpstreamBatchResult, UpstreamBatchState } from '../contracts/batch.ts';
-import type { ChatBody } from '../contracts/chat.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
-import { fileBlobKey } from '../files/service.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import { holdLine } from './hold-line.ts';
-import { inputLines, parseInputLine } from './input.ts';
 import { keptBody, lineRequestId } from './output.ts';
 import type { BatchSettings } from './settings.ts';
+import { lineBodies, upstreamBody } from './upstream-bodies.ts';
 import { holder, UpstreamLines } from './upstream-lines.ts';
-import { type BatchTarget, batchTarget, drawCredential } from './upstream-target.ts';
+import { type BatchOwnKeys, type BatchTarget, batchTarget, drawCredential } from './upstream-target.ts';
 
 type Created = z.infer<typeof BatchCreated>;
 type PreparedLine = z.infer<typeof BatchUpstreamPrepared>['lines'][number];
@@ -37,6 +35,8 @@ export interface UpstreamLine {
 
 export interface UpstreamBatchDeps {
   chat: ChatDeps;
+  /** The provider keys accounts bring: an upstream batch goes on its requester's own key first. */
+  ownKeys?: BatchOwnKeys | undefined;
   commands: BatchCommands;
   blobs: BlobStore;
   bodies: RequestBodies | undefined;
@@ -100,14 +100,13 @@ export class UpstreamBatches {
     }
     if (held.length === 0) return;
     const group = `${batch.batchId}/${state.groups.size + 1}`;
-    // Drawn once and recorded: the provider holds the batch under this key, so every later call uses it.
-    const credential = drawCredential(this.deps.chat, model);
+    // Chosen once and recorded: the provider holds the batch under this key, so every later call uses it.
     const prepared = {
       batchId: batch.batchId,
       group,
       model: model.id,
       provider: model.provider,
-      ...(credential !== undefined && { credential }),
+      ...drawCredential(this.deps, auth, model),
       lines: held,
     };
     try {
@@ -156,7 +155,7 @@ export class UpstreamBatches {
     mode: 'run' | 'cancel' | 'expire',
   ) {
     const name = group.prepared.group;
-    const target = this.target(group);
+    const target = this.target(batch, group);
     if (!target || 'unusable' in target) {
       await this.end(batch, group, {
         state: 'failed',
@@ -200,7 +199,7 @@ export class UpstreamBatches {
     recovering: boolean,
     mode: 'run' | 'cancel' | 'expire' = 'run',
   ): Promise<boolean> {
-    const target = this.target(group);
+    const target = this.target(batch, group);
     if (!target || 'unusable' in target) return false;
     const name = group.prepared.group;
     let id: string | undefined;
@@ -226,7 +225,11 @@ export class UpstreamBatches {
       return true;
     }
     if (id === undefined) {
-      const bodies = await this.bodiesOf(batch, new Set(group.prepared.lines.map((line) => line.line)));
+      const bodies = await lineBodies(
+        this.deps.blobs,
+        batch,
+        new Set(group.prepared.lines.map((line) => line.line)),
+      );
       try {
         id = await target.api.submit(
           target.upstream,
@@ -286,7 +289,7 @@ export class UpstreamBatches {
   /** Settles each served line from the provider's usage, releases the rest, and records every line of the group. */
   private async settleGroup(batch: Created, state: BatchState, group: UpstreamGroup): Promise<void> {
     const ended = group.ended;
-    const target = this.target(group);
+    const target = this.target(batch, group);
     if (!ended) return;
     const pending = group.prepared.lines.filter((line) => !state.finished.has(line.line));
     if (pending.length === 0) return;
@@ -300,29 +303,11 @@ export class UpstreamBatches {
         results.set(key, result);
       }
     }
-    const bodies = await this.bodiesOf(batch, new Set(pending.map((line) => line.line)));
+    const bodies = await lineBodies(this.deps.blobs, batch, new Set(pending.map((line) => line.line)));
     await this.lines.settle(batch, group, ended, pending, results, bodies);
   }
 
-  private target(group: UpstreamGroup): BatchTarget {
-    return batchTarget(this.deps.chat, group.prepared);
+  private target(batch: Created, group: UpstreamGroup): BatchTarget {
+    return batchTarget(this.deps, holder(batch), group.prepared);
   }
-
-  /** The request bodies of some lines, read again from the input file (they are not kept in the events). */
-  private async bodiesOf(batch: Created, wanted: Set<number>): Promise<Map<number, ChatCompletionRequest>> {
-    const found = new Map<number, ChatCompletionRequest>();
-    if ((await this.deps.blobs.size(fileBlobKey(batch.inputFileId))) === undefined) return found;
-    const seen = new Set<string>();
-    for await (const { line, text } of inputLines(this.deps.blobs.read(fileBlobKey(batch.inputFileId)))) {
-      const parsed = parseInputLine(line, text, batch.endpoint, seen);
-      if (parsed.valid && wanted.has(line)) found.set(line, parsed.body as ChatCompletionRequest);
-    }
-    return found;
-  }
-}
-
-/** The chat body a line sends upstream: the client's, with the output limit its hold was priced on. */
-function upstreamBody(body: ChatCompletionRequest | undefined, maxTokens: number): ChatBody {
-  const { max_completion_tokens: _ignored, ...rest } = (body ?? { messages: [] }) as ChatCompletionRequest;
-  return { ...(rest as ChatBody), max_tokens: maxTokens };
 }

@@ -27,6 +27,7 @@ import { type BatchSettings, gatewayLineDiscount, lineModel, servedByBatchApi } 
 import { loadBatch } from './state.ts';
 import { releaseStrayHolds } from './stray-holds.ts';
 import { UPSTREAM_BATCH_LINES, UpstreamBatches, type UpstreamLine } from './upstream.ts';
+import type { BatchOwnKeys } from './upstream-target.ts';
 
 export interface BatchWorkerOptions {
   pool: pg.Pool;
@@ -46,6 +47,8 @@ export interface BatchWorkerOptions {
   settings: BatchSettings;
   /** Where the request log keeps bodies; without it, lines are not in the request log. */
   bodies?: RequestBodies;
+  /** The provider keys accounts bring: a line goes on its requester's own key for the provider first. */
+  ownKeys?: BatchOwnKeys;
 }
 
 /** Lines in flight at once per gateway, shared by its batches: GATEWAY_BATCH_CONCURRENCY, else 4. */
@@ -85,6 +88,7 @@ export class BatchWorker {
     });
     this.upstream = new UpstreamBatches({
       chat: options.chat,
+      ownKeys: options.ownKeys,
       commands: this.commands,
       blobs: options.blobs,
       bodies: options.bodies,
@@ -307,22 +311,14 @@ export class BatchWorker {
       log.tag = batch.tag;
     }
     const context = { auth, requestId, tag: batch.tag, signal: NEVER, ...(log && { log }) };
+    // The requester's own provider key serves its line first, as any of its requests (docs/batches.md).
+    const deps = { ...this.options.chat, ownKeysOf: auth };
     try {
       if (batch.endpoint === '/v1/embeddings') {
-        const served = await createEmbeddings(
-          this.options.chat,
-          context,
-          body as EmbeddingsRequest,
-          discount,
-        );
+        const served = await createEmbeddings(deps, context, body as EmbeddingsRequest, discount);
         result = { statusCode: 200, ...keptBody(served.result), costNanos: served.costNanos.toString() };
       } else {
-        const served = await completeChat(
-          this.options.chat,
-          context,
-          body as ChatCompletionRequest,
-          discount,
-        );
+        const served = await completeChat(deps, context, body as ChatCompletionRequest, discount);
         result = {
           statusCode: 200,
           ...keptBody({ ...served.completion, id: served.completion.id ?? completionId() }),

@@ -61,7 +61,7 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
   let failure: unknown;
   const candidates = await plan.resolve();
   for (const [index, candidate] of candidates.entries()) {
-    const own = ownKeyRoute(deps.ownKeys, plan.owner, candidate);
+    const own = ownKeyRoute(deps.ownKeys, plan.owner ?? deps.ownKeysOf, candidate);
     const reserved = await plan.reserve(candidate, own !== undefined && !own.fallback);
     const started = performance.now();
     try {

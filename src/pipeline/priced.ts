@@ -66,8 +66,8 @@ export async function pricedCall<R>(
       usageReported: billed.usageReported,
       units: billed.units,
     }),
-    // The requester's own provider key first, charged the fee alone, as chat does (docs/providers.md); batch lines
-    // keep the operator's pools, whose charge their batch accounting expects.
+    // The requester's own provider key first, charged the fee alone, as chat does (docs/providers.md). A discounted
+    // call names no owner here: a batch line's is named by the batch worker (`deps.ownKeysOf`).
     ...(discount === 'none' && { owner: context.auth }),
   });
   return { ...outcome, result: result.answer };

@@ -22,6 +22,12 @@ export interface PipelineDeps {
   credentials?: CredentialPools;
   /** The provider keys accounts bring, tried before the pools for a plan that names its owner. */
   ownKeys?: OwnKeys;
+  /**
+   * Whose own provider keys serve a plan that names no owner of its own. Discounted plans (a batch line, a shadow
+   * replay) name none, and keep the operator's pools; a batch line the gateway runs is its requester's request to
+   * the provider all the same, so the batch worker names its requester here (docs/batches.md, Own provider keys).
+   */
+  ownKeysOf?: Pick<KeyHolder, 'accountId' | 'subAccountId'>;
 }
 
 /** Who is asking, under which cost tag, and a signal that fires when the client goes away. */

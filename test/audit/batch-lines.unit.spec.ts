@@ -11,14 +11,26 @@ const event = (type: string, data: Record<string, unknown>) => ({ type, data }) 
 const settled = (
   line: number,
   charged: bigint,
-  { discount = 'batch_fee', accountId = 'acct_a' }: { discount?: string; accountId?: string } = {},
+  {
+    discount = 'batch_fee',
+    accountId = 'acct_a',
+    credential,
+  }: { discount?: string; accountId?: string; credential?: string } = {},
 ) =>
   event('SpendSettled', {
     requestId: `${BATCH}-${line}`,
     accountId,
     holdId: `hold_${line}_${discount}_${accountId}`,
     chargedNanos: charged.toString(),
-    charge: { discount },
+    charge: { discount, provider: 'openai', ...(credential && { credential }) },
+  });
+const ownKey = (accountId: string, subAccountId: string | null, name: string) =>
+  event('ProviderKeyRegistered', {
+    accountId,
+    subAccountId,
+    providerKeyId: `pk_${name}`,
+    provider: 'openai',
+    name,
   });
 const finished = (line: number, cost: bigint, error: { code: string; message: string } | null = null) =>
   event('BatchLineFinished', {
@@ -105,6 +117,43 @@ describe('every charged batch line has its finished line, carrying its charge', 
       [
         'failure',
         expect.stringMatching(/batch line .*-4 records .* not its own: .*acct_b, not to the batch/),
+      ],
+    ]);
+  });
+
+  it("takes a line's charge of the fee alone on its requester's own key, and no other charge at the fee alone", () => {
+    const book = replay((log) => {
+      log.append('account-acct_a', ownKey('acct_a', null, 'ours'));
+      log.append('account-acct_b', ownKey('acct_b', null, 'theirs'));
+      log.append('account-acct_a', ownKey('acct_a', 'sub_x', 'a-customers'));
+      log.append(BUDGET, settled(1, 5n, { discount: 'byok', credential: 'byok:ours' }));
+      log.append(`batch-${BATCH}`, finished(1, 5n));
+      // Not the batch owner's key (another account's; a sub-account's that did not make the batch), or no own key.
+      log.append(BUDGET, settled(2, 6n, { discount: 'byok', credential: 'byok:theirs' }));
+      log.append(`batch-${BATCH}`, finished(2, 6n));
+      log.append(BUDGET, settled(3, 7n, { discount: 'byok', credential: 'byok:a-customers' }));
+      log.append(`batch-${BATCH}`, finished(3, 7n));
+      log.append(BUDGET, settled(4, 8n, { discount: 'byok', credential: 'default' }));
+      log.append(`batch-${BATCH}`, finished(4, 8n));
+      ended(log);
+    });
+    expect(book.checked).toBe(1);
+    expect(book.findings.kept.map((f) => [f.severity, f.message])).toEqual([
+      [
+        'failure',
+        expect.stringMatching(
+          /-2 records .* not its own: .*byok:theirs, which is no openai key of the batch's owner/,
+        ),
+      ],
+      [
+        'failure',
+        expect.stringMatching(/-3 records .* not its own: .*byok:a-customers, which is no openai key/),
+      ],
+      [
+        'failure',
+        expect.stringMatching(
+          /-4 records .* not its own: .*discount byok, but not on an own key \(default\)/,
+        ),
       ],
     ]);
   });
