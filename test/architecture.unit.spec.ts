@@ -189,7 +189,6 @@ describe('architecture: the import graph keeps the layers', () => {
 // fails too, so the list only shrinks.
 const LEDGER_COMPOSERS: Record<string, string> = {
   'src/http/request-log.ts': 'logs a request that settled nothing (a refusal), after the answer',
-  'src/modalities/realtime/holds.ts': "logs a realtime stream's record once its slices are settled",
   'src/chat/output-hold.ts': "holds a chat request's worst case, sized by the chat pricing",
   'src/batches/upstream-lines.ts': "settles and releases a provider batch's lines once it is over",
 };

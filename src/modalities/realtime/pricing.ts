@@ -1,5 +1,6 @@
 import type { CatalogModel } from '../../catalog/types.ts';
 import { ceilDiv, type Discount, type PriceLine, priceCharge } from '../../contracts/money.ts';
+import { unitsCoveredBy } from '../../pipeline/sliced.ts';
 
 /** Audio one hold covers: reserved ahead, settled once streamed. */
 export const SLICE_SECONDS = 60;
@@ -32,21 +33,12 @@ export const costOfSeconds = (seconds: number, unitPrice: bigint, discount: Disc
   priceCharge([audioLine(seconds, unitPrice)], discount).chargedNanos;
 
 /** The most whole seconds of audio (at most `max`) whose charge fits in `nanos`. */
-export function secondsCoveredBy(
+export const secondsCoveredBy = (
   nanos: bigint,
   unitPrice: bigint,
   max: number,
   discount: Discount = 'none',
-): number {
-  let low = 0;
-  let high = max;
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if (costOfSeconds(middle, unitPrice, discount) <= nanos) low = middle;
-    else high = middle - 1;
-  }
-  return low;
-}
+) => unitsCoveredBy((seconds) => costOfSeconds(seconds, unitPrice, discount), nanos, max);
 
 /** Raw audio whose duration follows from its size. */
 export interface PcmFormat {

@@ -6,24 +6,19 @@ import { withCredential } from '../../pipeline/credentials.ts';
 import { givesWay, ownKeyRoute, withOwnKey } from '../../pipeline/own-key.ts';
 import type { ModalityDeps, RequestContext } from '../../pipeline/priced.ts';
 import { clientError } from '../../pipeline/retries.ts';
+import { SlicedHolds } from '../../pipeline/sliced.ts';
 import { defaultModelId } from '../models.ts';
 import { PREFERRED_REALTIME_MODELS, realtimeEndpoint, resolveRealtimeModel } from './endpoint.ts';
-import { AudioHolds } from './holds.ts';
-import {
-  type AudioMeter,
-  CODED_HOLD_TTL_MS,
-  CODED_MAX_SLICE_SECONDS,
-  codedMeter,
-  pcmMeter,
-} from './meter.ts';
+import { type AudioMeter, codedMeter, pcmMeter } from './meter.ts';
 import { perMillionSeconds, realtimeRate } from './pricing.ts';
 import { PCM_BYTES_PER_SAMPLE, type RealtimeQuery } from './request.ts';
+import { audioSlices } from './slices.ts';
 
 export interface PreparedStream {
   model: CatalogModel;
   adapter: LiveAdapter;
   upstream: WebSocket;
-  holds: AudioHolds;
+  holds: SlicedHolds;
   meter: AudioMeter;
 }
 
@@ -46,25 +41,21 @@ export async function prepareStream(
       ? pcmMeter({ bytesPerSample, sampleRate: query.sample_rate, channels: query.channels ?? 1 })
       : codedMeter;
   const unitPrice = perMillionSeconds(realtimeRate(model) as bigint);
+  // The stream's money is the pipeline's, held in slices; realtime gives its meter, slice sizes and price.
   const hold = (byok: boolean) =>
-    AudioHolds.start({
-      spending: deps.spending,
-      auth: context.auth,
-      requestId: context.requestId,
-      tag: context.tag,
-      model,
-      unitPrice,
-      usageReported: !meter.exact,
-      ...(!meter.exact && { maxSliceSeconds: CODED_MAX_SLICE_SECONDS, ttlMs: CODED_HOLD_TTL_MS }),
-      log,
-      ...(context.log && { requestLog: context.log }),
-      byok,
-      // What an operator's credential used counts towards its limits (an own key's is the requester's business).
-      ...(!byok && {
-        onSettled: (charge: Charge, seconds: number, credential: string) =>
-          deps.credentials?.used(model.provider, credential, seconds, charge.passThroughNanos),
+    SlicedHolds.start(
+      deps.spending,
+      context,
+      audioSlices(model, meter, unitPrice, {
+        discount: byok ? 'byok' : 'none',
+        log,
+        // What an operator's credential used counts towards its limits (an own key's is the requester's business).
+        ...(!byok && {
+          onSettled: (charge: Charge, seconds: number, credential: string) =>
+            deps.credentials?.used(model.provider, credential, seconds, charge.passThroughNanos),
+        }),
       }),
-    });
+    );
   const options: LiveOptions = {
     encoding: query.encoding,
     sampleRate: query.sample_rate,
@@ -76,7 +67,7 @@ export async function prepareStream(
   const open = (on: typeof candidate) => adapter.open(on.upstream, options, context.signal);
   const own = ownKeyRoute(deps.ownKeys, context.auth, candidate);
   const started = performance.now();
-  const attempt = async <T>(holds: AudioHolds, call: () => Promise<T>): Promise<T> => {
+  const attempt = async <T>(holds: SlicedHolds, call: () => Promise<T>): Promise<T> => {
     try {
       const result = await call();
       deps.health.record(model.provider, performance.now() - started, true);

@@ -2,7 +2,7 @@ import type { RawData, WebSocket } from 'ws';
 import { type DescribedError, type DescribeError, RequestRefused } from '../../contracts/errors.ts';
 import type { LiveAdapter } from '../../contracts/realtime.ts';
 import { clientError } from '../../pipeline/retries.ts';
-import type { AudioHolds } from './holds.ts';
+import type { SlicedHolds } from '../../pipeline/sliced.ts';
 import { type AudioMeter, CODED_STREAM_MAX_MS } from './meter.ts';
 
 /** Close codes: 1000 a stream that ended normally, 1001 a gateway shutting down, else 4000 + the error's status. */
@@ -15,7 +15,8 @@ export interface SessionOptions {
   client: WebSocket;
   upstream: WebSocket;
   adapter: LiveAdapter;
-  holds: AudioHolds;
+  /** The stream's money, in milliseconds of audio (`slices.ts`). */
+  holds: SlicedHolds;
   modelId: string;
   /** How long the bytes may last: raw audio's duration, or coded audio's worst case (the provider's durations bill). */
   meter: AudioMeter;
