@@ -7,7 +7,7 @@ import type { Charge } from '../contracts/money.ts';
 import type { CacheEmbedder } from './embedder.ts';
 import type { CachedAnswer, CacheEntry, CacheStore } from './entry.ts';
 import { canonicalJson, exactKey, scopeOf, sha256 } from './key.ts';
-import { type CacheMode, type CachePolicy, MODE_DESCRIPTIONS } from './mode.ts';
+import { type CacheMode, type CachePolicy, MODE_DESCRIPTIONS, modeFor } from './mode.ts';
 import { ScopeIndex, signatureOf } from './vector-index.ts';
 
 export interface CacheSettings {
@@ -86,7 +86,7 @@ export class ResponseCache {
 
   /** The mode a request runs in: its own `cache` field, else its account's `cache_default`, else `auto`. */
   modeFor(auth: KeyHolder, requested: CacheMode | undefined): CacheMode {
-    return requested ?? this.settings.accountDefault?.(auth.accountId) ?? 'auto';
+    return modeFor(this.settings, auth.accountId, requested);
   }
 
   /** Whether a lookup would embed this request's prompt: a semantic one, or one that stores with an embedder. */

@@ -20,6 +20,18 @@ export function deterministic(body: { temperature?: unknown; seed?: unknown }): 
   return body.temperature === 0 || (body.seed !== undefined && body.seed !== null);
 }
 
+/**
+ * The mode a request runs in: its own `cache` field, else its account's `cache_default`, else `auto`. A function of
+ * the settings alone, so that deciding a request is not the cache's leaves the cache itself untouched.
+ */
+export function modeFor(
+  settings: { accountDefault?: (accountId: string) => CacheMode | undefined },
+  accountId: string,
+  requested: CacheMode | undefined,
+): CacheMode {
+  return requested ?? settings.accountDefault?.(accountId) ?? 'auto';
+}
+
 /** What the cache does for one request: look up (and how), and store. */
 export interface CachePolicy {
   mode: CacheMode;

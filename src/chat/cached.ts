@@ -1,16 +1,15 @@
 import type { CacheAsk, Probe, ResponseCache } from '../cache/cache.ts';
 import type { CachedAnswer, CachedChoice } from '../cache/entry.ts';
 import { keyParts } from '../cache/key.ts';
-import { deterministic, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
+import { deterministic, modeFor, modeOf, policyOf, thresholdOf } from '../cache/mode.ts';
 import { semanticPrompt } from '../cache/semantic.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import type { CachedEndpoint } from '../pipeline/cached.ts';
-import { hitCharge, hitPrice } from '../pipeline/cached.ts';
+import { BYPASSED, type Bypassed, type CachedEndpoint, hitCharge, hitPrice } from '../pipeline/cached.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
 import { routingRecord } from '../routing/record.ts';
-import { parseStrategy, routedModel } from '../routing/strategy.ts';
-import { type ChatDeps, type ChatItem, permitChatModels } from './complete.ts';
-import { resolveChatModel } from './models.ts';
+import { parseStrategy } from '../routing/strategy.ts';
+import type { ChatDeps, ChatItem } from './complete.ts';
+import type { ChatModels } from './models.ts';
 import { chatCharge } from './pricing.ts';
 import { type ChatHit, hitUsage } from './replayed.ts';
 import type { ChatCompletionRequest } from './request.ts';
@@ -24,67 +23,69 @@ export type ChatCache = Pick<
 
 /**
  * How chat completions, and messages translated to them, use the response cache: the lookup, a routed hit's
- * saving, and the store. The routing decision the lookup makes is kept in `routed` for the served call.
+ * saving, and the store. The lookup reads the request's models as resolved once (`models`), and a routing decision
+ * it makes is kept there for the served call.
  */
 export function chatCache(
   deps: ChatDeps,
   context: CallContext,
   body: ChatCompletionRequest,
-  routed: Routed,
+  models: ChatModels,
   thresholdHeader: string | string[] | undefined,
   original?: { kind: string; body: Record<string, unknown> },
 ): ChatCache {
   return {
-    lookup: () => lookupChat(deps, context, body, routed, thresholdHeader, original),
-    saving: (found) => routedHitSaving(deps, routed, context, found),
+    lookup: () => lookupChat(deps, context, body, models, thresholdHeader, original),
+    saving: (found) => routedHitSaving(deps, models.routed, context, found),
     store: (probe, outcome, choices) =>
-      saveChat(deps.cache, probe, context.requestId, outcome, choices, routed),
+      saveChat(deps.cache, probe, context.requestId, outcome, choices, models.routed),
   };
 }
 
 /**
  * What the chat endpoints (chat completions, and messages translated to them) ask of the response cache: the key
  * of the model the request resolves to and everything that shapes its answer. Undefined when the cache is off or
- * the model does not resolve (the pipeline then gives its own refusal).
+ * the model does not resolve (the pipeline then gives its own refusal); `BYPASSED` when the request neither looks
+ * up nor stores (`skip`, a sampled request in `auto`), which is decided before anything is keyed or read.
  *
  * A routed request (`auto`, `auto/text`, no model) is routed first, when the cache may look it up or store it:
  * the router is in memory, and the answer is the chosen model's, so the entry is keyed by that model and a hit
- * carries the routing headers of its own decision. The decision is kept in `routed` for the pipeline, which then
- * does not route again.
+ * carries the routing headers of its own decision. The decision is kept in `models.routed` for the pipeline, which
+ * then does not route again.
  */
 async function lookupChat(
   deps: ChatDeps,
   context: CallContext,
   body: ChatCompletionRequest,
-  routed: Routed,
+  models: ChatModels,
   thresholdHeader: string | string[] | undefined,
   /** A request in another format (Anthropic's), keyed as the client sent it: every field of it shapes the answer. */
   original?: { kind: string; body: Record<string, unknown> },
-): Promise<Probe | undefined> {
+): Promise<Probe | Bypassed | undefined> {
   // Checked before the cache, as the router would on a miss: a misspelt strategy is refused even on a hit.
   parseStrategy(context.routing);
   const cache = deps.cache;
   if (!cache) return undefined;
-  // A hit is served without the pipeline: a model the key may not use is refused here as the pipeline would.
-  try {
-    permitChatModels(deps, context, body);
-  } catch (error) {
-    if (error instanceof RequestRefused && error.kind === 'forbidden') throw error;
+  const { named, routed } = models;
+  // A hit is served without the pipeline: a model the key may not use is refused here as the pipeline would; a
+  // model that does not resolve is left to the pipeline's refusal. Only a key with a list is checked here, as the
+  // served call checks every candidate; without one, a fallback that does not resolve still lets the lookup run.
+  if (named && 'refused' in named && models.allowed !== null) {
+    if (named.refused instanceof RequestRefused && named.refused.kind === 'forbidden') throw named.refused;
     return undefined;
   }
   const threshold = thresholdOf(thresholdHeader, cache.settings.threshold);
-  const policy = policyOf(cache.modeFor(context.auth, modeOf(body.cache)), deterministic(body));
-  if (policy.exact || policy.store) routed.decision = await routeChat(deps.router, context, body);
-  // Without a decision a routed request is neither looked up nor stored (its key is never read); a request with
-  // no model but a `models` list is keyed by that list.
-  let model = routed.decision?.chosen.model.id ?? 'auto';
-  if (!routed.decision && body.model !== undefined && !routedModel(body.model)) {
-    try {
-      model = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, body.model).model.id;
-    } catch {
-      return undefined;
-    }
-  }
+  const policy = policyOf(
+    modeFor(cache.settings, context.auth.accountId, modeOf(body.cache)),
+    deterministic(body),
+  );
+  const first = named && body.model !== undefined ? named.targets[0] : undefined;
+  if (named && body.model !== undefined && !first) return undefined;
+  if (!policy.exact && !policy.store) return BYPASSED;
+  routed.decision = await routeChat(deps.router, context, body);
+  // The key's model: the router's choice, else the named model; a request with no model but a `models` list is
+  // keyed by that list (it is in the body) under `auto`.
+  const model = routed.decision?.chosen.model.id ?? first?.model.id ?? 'auto';
   const translated = cache.embeds(policy) ? semanticPrompt('chat', model, body) : undefined;
   const semantic =
     translated && original

@@ -8,10 +8,9 @@ import { MeteredStream, type Opened, type StreamMeter } from '../pipeline/stream
 import type { CallContext, Outcome, PipelineDeps } from '../pipeline/types.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import type { Router } from '../routing/router.ts';
-import { routedModel } from '../routing/strategy.ts';
-import { type ChatTarget, resolveChatModel } from './models.ts';
+import { type ChatModels, type ChatTarget, chatModels, namedTargets, resolveChatModel } from './models.ts';
 import type { ChatCompletionRequest } from './request.ts';
-import { type Routed, routeChat, routedBill } from './routed.ts';
+import { routeChat, routedBill } from './routed.ts';
 import { chatBill, type PreparedChat, prepareChat } from './service.ts';
 
 export interface ChatDeps extends PipelineDeps {
@@ -30,45 +29,6 @@ export interface ChatItem {
 }
 
 /**
- * The models to try, in order: `model`, then the fallbacks of `models` (as OpenRouter takes them), or else the
- * fallbacks configured for the model.
- */
-function candidates(
-  deps: ChatDeps,
-  body: ChatCompletionRequest,
-  allowed: readonly string[] | null,
-): ChatTarget[] {
-  const given = Array.isArray(body.models)
-    ? body.models.filter((m): m is string => typeof m === 'string')
-    : [];
-  // Own properties only: a model named `constructor` must not find Object.prototype's.
-  const configured =
-    body.model !== undefined && Object.hasOwn(deps.fallbacks, body.model)
-      ? deps.fallbacks[body.model]
-      : undefined;
-  const fallbacks = given.length > 0 || body.model === undefined ? given : (configured ?? []);
-  const ids = [...new Set([...(body.model === undefined ? [] : [body.model]), ...fallbacks])];
-  // Every candidate is checked before the first is held: a fallback the key may not use refuses the request
-  // rather than being skipped in silence or reached only once the first model has failed.
-  return (ids.length > 0 ? ids : [undefined]).map((id) => {
-    const target = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, id);
-    permitModel(allowed, target.model.id, { ...(id !== undefined && { named: id }) });
-    return target;
-  });
-}
-
-/**
- * Refuses a request whose model or a fallback the key may not use, before anything is done for it (a cache
- * lookup). A routed request is left to the router, which chooses only among the models the key may use.
- */
-export function permitChatModels(deps: ChatDeps, context: CallContext, body: ChatCompletionRequest): void {
-  const allowed = deps.spending.allowedModels(context.auth);
-  const listed = Array.isArray(body.models) && body.models.length > 0;
-  if (allowed === null || (routedModel(body.model) && !(body.model === undefined && listed))) return;
-  candidates(deps, body, allowed);
-}
-
-/**
  * A chat request as the pipeline runs it: the model and its fallbacks, each held for its worst case (the input,
  * and the output limit for every choice), and the call the feature makes on the one that serves.
  */
@@ -78,17 +38,21 @@ export function chatPlan<T>(
   body: ChatCompletionRequest,
   call: (target: ChatTarget, prepared: PreparedChat) => Promise<T>,
   discount: Discount = 'none',
-  routed: Routed = {},
+  /** The request's models when the cache step resolved them already (chat/cached.ts), else resolved here. */
+  models: ChatModels = chatModels(deps, context, body),
 ): Plan<ChatTarget, PreparedChat, T> {
+  const { routed } = models;
   return {
     resolve: async () => {
       // The cache may have routed the request already (it keys a routed answer by the chosen model).
       routed.decision ??= await routeChat(deps.router, context, body);
-      const allowed = deps.spending.allowedModels(context.auth);
-      if (!routed.decision) return candidates(deps, body, allowed);
+      if (!routed.decision) {
+        if (!models.named) throw new Error('a chat request neither routed nor naming its models');
+        return namedTargets(models.named);
+      }
       // The router chose among the models the key may use; checked again as any candidate is.
       return routed.decision.order.map((model) => {
-        permitModel(allowed, model.id);
+        permitModel(models.allowed, model.id);
         return resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, model.id);
       });
     },
@@ -149,9 +113,10 @@ export async function completeChat(
   context: CallContext,
   body: ChatCompletionRequest,
   discount: Discount = 'none',
-  /** The routing decision when the cache already made it (chat/cached.ts), else filled in here. */
-  routed: Routed = {},
+  /** The request's models (and routing decision) when the cache step has them (chat/cached.ts). */
+  models: ChatModels = chatModels(deps, context, body),
 ): Promise<ChatOutcome & { completion: ChatCompletion }> {
+  const { routed } = models;
   const { result, outcome } = await meteredCall(deps, {
     ...chatPlan(
       deps,
@@ -164,7 +129,7 @@ export async function completeChat(
           signal: context.signal,
         }),
       discount,
-      routed,
+      models,
     ),
     bill: async ({ completion, usage }, prepared) =>
       routedBill(
@@ -208,9 +173,10 @@ export async function streamChat(
   deps: ChatDeps,
   context: CallContext,
   body: ChatCompletionRequest,
-  /** The routing decision when the cache already made it (chat/cached.ts), else filled in here. */
-  routed: Routed = {},
+  /** The request's models (and routing decision) when the cache step has them (chat/cached.ts). */
+  models: ChatModels = chatModels(deps, context, body),
 ): Promise<MeteredStream<ChatItem, PreparedChat>> {
+  const { routed } = models;
   const served = await serve(
     deps,
     chatPlan(
@@ -226,7 +192,7 @@ export async function streamChat(
         return { first: first.value, rest };
       },
       'none',
-      routed,
+      models,
     ),
   );
   const meter = chatMeter(served.reserved);

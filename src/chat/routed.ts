@@ -78,6 +78,12 @@ export async function routeAsk(
   };
 }
 
+/** Whether the router chooses the model: `auto`, `auto/text`, or no model and no `models` list. */
+export function routes(body: Pick<ChatCompletionRequest, 'model' | 'models'>): boolean {
+  const listed = Array.isArray(body.models) && body.models.length > 0;
+  return routedModel(body.model) !== undefined && !(body.model === undefined && listed);
+}
+
 /**
  * Whether the request is the router's (`auto`, `auto/text`, or no model and no `models` list) and, if so, its
  * decision: written to the request log and, through the context, to the answer's headers. The `x-routing` header
@@ -90,8 +96,7 @@ export async function routeChat(
 ): Promise<RoutingDecision | undefined> {
   const strategy = parseStrategy(context.routing);
   const requested = routedModel(body.model);
-  const listed = Array.isArray(body.models) && body.models.length > 0;
-  if (!requested || (body.model === undefined && listed)) return undefined;
+  if (!requested || !routes(body)) return undefined;
   const decision = await router.route(await routeAsk(context.auth, requested, strategy, body));
   context.onRouted?.(
     routingHeaders({

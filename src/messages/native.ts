@@ -1,6 +1,6 @@
 import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, chatPlan } from '../chat/complete.ts';
-import type { ChatTarget } from '../chat/models.ts';
+import type { ChatModels, ChatTarget } from '../chat/models.ts';
 import { inputAtCacheWriteRate } from '../chat/pricing.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { chatBill, type PreparedChat, prepareChat } from '../chat/service.ts';
@@ -29,8 +29,9 @@ function nativePlan<T>(
   original: Record<string, unknown>,
   counted: ChatCompletionRequest,
   call: (target: ChatTarget, prepared: PreparedChat) => Promise<T>,
+  models?: ChatModels,
 ): Plan<ChatTarget, PreparedChat, T> {
-  const plan = chatPlan(deps, context, counted, call);
+  const plan = chatPlan(deps, context, counted, call, 'none', models);
   if (!writesPromptCache(original)) return plan;
   return {
     ...plan,
@@ -56,15 +57,23 @@ export async function nativeComplete(
   context: CallContext,
   original: Record<string, unknown>,
   counted: ChatCompletionRequest,
+  /** The request's models when the cache step resolved them already. */
+  models?: ChatModels,
 ): Promise<Outcome & { message: Record<string, unknown> }> {
   const { result, outcome } = await meteredCall(deps, {
-    ...nativePlan(deps, context, original, counted, (target, prepared) =>
-      nativeAdapter(target.model).complete({
-        body: original,
-        upstream: target.upstream,
-        maxTokens: prepared.outputLimit,
-        signal: context.signal,
-      }),
+    ...nativePlan(
+      deps,
+      context,
+      original,
+      counted,
+      (target, prepared) =>
+        nativeAdapter(target.model).complete({
+          body: original,
+          upstream: target.upstream,
+          maxTokens: prepared.outputLimit,
+          signal: context.signal,
+        }),
+      models,
     ),
     bill: (answer, prepared) =>
       chatBill(prepared, answer.usage, nativeAdapter(prepared.model).text(answer.message)),
@@ -78,16 +87,24 @@ export async function nativeStream(
   context: CallContext,
   original: Record<string, unknown>,
   counted: ChatCompletionRequest,
+  /** The request's models when the cache step resolved them already. */
+  models?: ChatModels,
 ): Promise<MeteredStream<SseEvent>> {
   const served = await serve(
     deps,
-    nativePlan(deps, context, original, counted, (target, prepared) =>
-      nativeAdapter(target.model).stream({
-        body: original,
-        upstream: target.upstream,
-        maxTokens: prepared.outputLimit,
-        signal: context.signal,
-      }),
+    nativePlan(
+      deps,
+      context,
+      original,
+      counted,
+      (target, prepared) =>
+        nativeAdapter(target.model).stream({
+          body: original,
+          upstream: target.upstream,
+          maxTokens: prepared.outputLimit,
+          signal: context.signal,
+        }),
+      models,
     ),
   );
   const usage = nativeAdapter(served.candidate.model).streamUsage();

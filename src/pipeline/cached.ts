@@ -12,16 +12,22 @@ import type { CallContext, Outcome, PipelineDeps } from './types.ts';
  * served. The pipeline runs them in one order for every endpoint (`cachedCall`).
  */
 export interface CachedEndpoint<L extends CacheLookup, A, M, K> {
-  /** Undefined when the cache is off or takes no part; throws a refusal (a model the key may not use). */
-  lookup(): Promise<L | undefined>;
+  /**
+   * Undefined when the cache is off or takes no part; `BYPASSED` when the request neither looks up nor stores;
+   * throws a refusal (a model the key may not use).
+   */
+  lookup(): Promise<L | Bypassed | undefined>;
   /** The stored answer in the endpoint's shape: a completion, a message, vectors, or a replayed stream's items. */
   answer(found: Found<L>): A;
   /** What the request's record keeps of a hit, when not the answer itself (a replayed stream keeps the whole). */
   recorded?(found: Found<L>): unknown;
   /** A routed hit's saving, recorded before the hit is charged, since the charge carries the record. */
   saving?(found: Found<L>): bigint | undefined;
-  /** The served call, when nothing was found. */
-  serve(): Promise<M>;
+  /**
+   * The served call, when nothing was found. `keeps`: whether its answer may be stored; when not, a stream need not
+   * be recorded as it passes.
+   */
+  serve(keeps: boolean): Promise<M>;
   /**
    * A served answer's outcome and what of it the cache may keep (undefined: nothing). Absent for a stream: its
    * answer is known only at its end, so the relay keeps it through the step's `keep`.
@@ -66,11 +72,12 @@ export async function cachedCall<L extends CacheLookup, A, M, K>(
     setHeaders(outcomeHeaders(outcome));
     return { hit: true, answer, outcome };
   }
+  const stored = lookup === undefined || isBypassed(lookup) ? undefined : lookup;
   // Awaited: the next identical request finds the answer.
   const keep = async (outcome: Outcome, answer: K | undefined) => {
-    if (lookup && answer !== undefined) await endpoint.store(lookup, outcome, answer);
+    if (stored && answer !== undefined) await endpoint.store(stored, outcome, answer);
   };
-  const served = await endpoint.serve();
+  const served = await endpoint.serve(stored !== undefined);
   const kept = endpoint.kept?.(served);
   if (kept) {
     setHeaders(outcomeHeaders(kept.outcome));
@@ -117,7 +124,24 @@ export interface CacheLookup {
 
 export type Found<L extends CacheLookup> = L & { hit: NonNullable<L['hit']> };
 
-const isFound = <L extends CacheLookup>(lookup: L | undefined): lookup is Found<L> =>
+/** A request the cache takes no part in beyond saying so: nothing is keyed, read or stored for it. */
+export interface Bypassed extends CacheLookup {
+  hit?: undefined;
+}
+
+/**
+ * The lookup of a request that neither looks up nor stores (`cache: skip`, a sampled request in `auto`): decided
+ * from the request alone, so that the cache's key, store and recording cost it nothing; its status is still told.
+ */
+export const BYPASSED: Bypassed = Object.freeze({
+  status: 'skip',
+  cacheStatus: 'gateway; fwd=bypass',
+  embeddingCostNanos: null,
+});
+
+const isBypassed = (lookup: CacheLookup): lookup is Bypassed => lookup === BYPASSED;
+
+const isFound = <L extends CacheLookup>(lookup: L | Bypassed | undefined): lookup is Found<L> =>
   lookup?.hit !== undefined;
 
 const priceLines = (charge: StoredCharge): PriceLine[] =>

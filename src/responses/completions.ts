@@ -1,6 +1,6 @@
 import type { CatalogModel } from '../catalog/types.ts';
 import { type ChatDeps, type ChatOutcome, chatOutcome, chatPlan } from '../chat/complete.ts';
-import { resolveChatModel } from '../chat/models.ts';
+import { type ChatTarget, chatModels, resolveChatModel } from '../chat/models.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { chatBill, type PreparedChat } from '../chat/service.ts';
 import type { ChatChunk, ReportedUsage } from '../contracts/chat.ts';
@@ -26,10 +26,11 @@ function hasTextCompletions(model: CatalogModel): boolean {
  * The checks before anything is held: the model exists and serves legacy completions; the prompt is one text.
  * Every other model is refused with the way to ask it in the chat format.
  */
-export function checkTextCompletion(deps: ChatDeps, body: CompletionsRequest): void {
+export function checkTextCompletion(deps: ChatDeps, body: CompletionsRequest): ChatTarget {
   // Resolved as a chat request resolves it: an unknown model, or one whose provider is not configured, is
-  // refused the same way.
-  const { model } = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, body.model);
+  // refused the same way. The served call reuses it rather than resolving it again.
+  const target = resolveChatModel(deps.catalog, deps.env, deps.timeoutMs, body.model);
+  const { model } = target;
   if (!hasTextCompletions(model)) {
     throw invalidField(
       'model',
@@ -42,6 +43,7 @@ export function checkTextCompletion(deps: ChatDeps, body: CompletionsRequest): v
   if (typeof body.best_of === 'number' && body.best_of > 1) {
     throw invalidField('best_of', 'one candidate per request (best_of bills every candidate it discards)');
   }
+  return target;
 }
 
 const promptText = (body: CompletionsRequest) =>
@@ -83,15 +85,24 @@ export async function completeText(
   deps: ChatDeps,
   context: CallContext,
   body: CompletionsRequest,
+  /** The model as `checkTextCompletion` resolved it. */
+  checked?: ChatTarget,
 ): Promise<ChatOutcome & { completion: TextCompletion }> {
+  const asked = counted(body);
   const { result, outcome } = await meteredCall(deps, {
-    ...chatPlan(deps, context, counted(body), (target, prepared) =>
-      openAiTextCompletions.complete({
-        body,
-        upstream: target.upstream,
-        maxTokens: prepared.outputLimit,
-        signal: context.signal,
-      }),
+    ...chatPlan(
+      deps,
+      context,
+      asked,
+      (target, prepared) =>
+        openAiTextCompletions.complete({
+          body,
+          upstream: target.upstream,
+          maxTokens: prepared.outputLimit,
+          signal: context.signal,
+        }),
+      'none',
+      chatModels(deps, context, asked, checked),
     ),
     bill: ({ completion, usage }, prepared) => chatBill(prepared, usage, choiceText(completion)),
   }).catch(rethrowInCompletionsTerms);
@@ -129,27 +140,42 @@ export async function streamText(
   deps: ChatDeps,
   context: CallContext,
   body: CompletionsRequest,
+  /** The model as `checkTextCompletion` resolved it. */
+  checked?: ChatTarget,
 ): Promise<MeteredStream<TextItem, PreparedChat>> {
+  const asked = counted(body);
   const served = await serve(
     deps,
-    chatPlan(deps, context, counted(body), async (target, prepared): Promise<Opened<TextItem>> => {
-      const source = openAiTextCompletions
-        .stream({ body, upstream: target.upstream, maxTokens: prepared.outputLimit, signal: context.signal })
-        [Symbol.asyncIterator]();
-      const rest: AsyncIterator<TextItem> = {
-        next: async () => {
-          const next = await source.next();
-          return next.done ? { done: true, value: undefined } : { done: false, value: asItem(next.value) };
-        },
-        return: async () => {
-          await source.return?.();
-          return { done: true, value: undefined };
-        },
-      };
-      const first = await rest.next();
-      if (first.done) throw new UpstreamError('server', 'the provider closed the stream without a chunk');
-      return { first: first.value, rest };
-    }),
+    chatPlan(
+      deps,
+      context,
+      asked,
+      async (target, prepared): Promise<Opened<TextItem>> => {
+        const source = openAiTextCompletions
+          .stream({
+            body,
+            upstream: target.upstream,
+            maxTokens: prepared.outputLimit,
+            signal: context.signal,
+          })
+          [Symbol.asyncIterator]();
+        const rest: AsyncIterator<TextItem> = {
+          next: async () => {
+            const next = await source.next();
+            return next.done ? { done: true, value: undefined } : { done: false, value: asItem(next.value) };
+          },
+          return: async () => {
+            await source.return?.();
+            return { done: true, value: undefined };
+          },
+        };
+        const first = await rest.next();
+        if (first.done) throw new UpstreamError('server', 'the provider closed the stream without a chunk');
+        return { first: first.value, rest };
+      },
+      'none',
+      chatModels(deps, context, asked, checked),
+    ),
   ).catch(rethrowInCompletionsTerms);
   let produced = '';
   let usage: ReportedUsage | undefined;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ResponseCache } from '../../src/cache/cache.ts';
 import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
@@ -376,6 +377,66 @@ describe('what auto caches: only requests that ask for a repeatable answer', () 
         .filter((e) => e.type === 'AccountSettingsChanged')
         .map((e) => (e.data as { cacheDefault?: string }).cacheDefault),
     ).toEqual(['force', 'auto']);
+  });
+});
+
+describe('a request the cache takes no part in', () => {
+  it('is neither looked up nor stored, plain or streamed, chat or messages, and still says skip', async () => {
+    // Deciding that a request is not the cache's (`skip`, or a sampled one in `auto`) is all the work it gets: the
+    // cache itself is not asked. Watched on the cache's own methods, since nothing of it shows in the answer.
+    const lookup = vi.spyOn(ResponseCache.prototype, 'lookup');
+    const save = vi.spyOn(ResponseCache.prototype, 'save');
+    try {
+      const messages = [{ role: 'user' as const, content: fresh('Not for the cache') }];
+      const plain = await client.chat.completions
+        .create({ model: MODEL, messages, cache: 'skip' } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .withResponse();
+      const sampled = await client.chat.completions.create({ model: MODEL, messages }).withResponse();
+      const streamed = await client.chat.completions
+        .create({
+          model: MODEL,
+          messages,
+          stream: true,
+          cache: 'skip',
+        } as OpenAI.ChatCompletionCreateParamsStreaming)
+        .withResponse();
+      for await (const _chunk of streamed.data) {
+        // drained
+      }
+      const anthropic = await call('POST', '/messages', key, {
+        model: MODEL,
+        max_tokens: 16,
+        messages,
+        stream: true,
+      });
+      expect(anthropic.status).toBe(200);
+      expect(await anthropic.text()).toContain('message_stop');
+      for (const response of [plain.response, sampled.response, streamed.response, anthropic]) {
+        expect(response.headers.get('x-cache-status')).toBe('skip');
+        expect(response.headers.get('cache-status')).toBe('gateway; fwd=bypass');
+      }
+      expect(lookup).not.toHaveBeenCalled();
+      expect(save).not.toHaveBeenCalled();
+      for (const response of [plain.response, streamed.response]) {
+        const id = response.headers.get('x-request-id') as string;
+        const record = await eventually(
+          async () => json(await call('GET', `/requests/${id}`, key)),
+          (r) => r.id === id,
+          3000,
+        );
+        expect(record).toMatchObject({ cache_status: 'skip', cache: null });
+      }
+      // The same request asking for the cache is looked up and stored.
+      const forced = await client.chat.completions
+        .create({ model: MODEL, messages, cache: 'force' } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .withResponse();
+      expect(forced.response.headers.get('x-cache-status')).toBe('miss');
+      expect(lookup).toHaveBeenCalledTimes(1);
+      expect(save).toHaveBeenCalledTimes(1);
+    } finally {
+      lookup.mockRestore();
+      save.mockRestore();
+    }
   });
 });
 

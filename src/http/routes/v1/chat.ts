@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { LiveAccounts } from '../../../accounts/live-state.ts';
 import { chatCache, StreamRecorder, storableChoices } from '../../../chat/cached.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
+import { chatModels } from '../../../chat/models.ts';
 import { hitCompletion, hitItems } from '../../../chat/replayed.ts';
 import { ChatCompletionRequest } from '../../../chat/request.ts';
-import type { Routed } from '../../../chat/routed.ts';
 import { completionId } from '../../../chat/service.ts';
 import type { ChatChunk } from '../../../contracts/chat.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
@@ -12,7 +12,7 @@ import { cachedCall } from '../../../pipeline/cached.ts';
 import { usdText } from '../../../pipeline/headers.ts';
 import { relayRecorded, replaySse } from '../../cached.ts';
 import { describeError } from '../../errors.ts';
-import { callContext, type SseEncoder } from '../../served.ts';
+import { callContext, relaySse, type SseEncoder } from '../../served.ts';
 
 export const chatRoutes =
   (deps: ChatDeps, live: LiveAccounts): FastifyPluginAsyncZod =>
@@ -20,8 +20,9 @@ export const chatRoutes =
     app.post('/chat/completions', { schema: { body: ChatCompletionRequest } }, async (request, reply) => {
       const body = request.body;
       const context = callContext(request, reply, live);
-      const routed: Routed = {};
-      const cache = chatCache(deps, context, body, routed, request.headers['x-gw-cache-threshold']);
+      // Resolved once: the cache step and the served call read the same models and routing decision.
+      const models = chatModels(deps, context, body);
+      const cache = chatCache(deps, context, body, models, request.headers['x-gw-cache-threshold']);
       const headers = (values: Record<string, string>) => {
         reply.headers(values);
       };
@@ -32,7 +33,7 @@ export const chatRoutes =
           {
             ...cache,
             answer: hitCompletion,
-            serve: () => completeChat(deps, context, body, 'none', routed),
+            serve: () => completeChat(deps, context, body, 'none', models),
             kept: (served) => ({
               outcome: served,
               answer: storableChoices(served.completion.choices as never[]),
@@ -52,9 +53,11 @@ export const chatRoutes =
           ...cache,
           answer: hitItems,
           recorded: hitCompletion,
-          async serve() {
-            const stream = await streamChat(deps, context, body, routed);
+          async serve(keeps) {
+            const stream = await streamChat(deps, context, body, models);
             const encoder = chatChunks(stream.model.id, includeUsage);
+            // An answer that will not be stored is relayed without being put back together as it passes.
+            if (!keeps) return () => relaySse(reply, stream, encoder);
             return relayRecorded(reply, stream, encoder, new StreamRecorder());
           },
         },

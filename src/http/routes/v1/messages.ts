@@ -4,10 +4,9 @@ import { permitModel } from '../../../accounts/model-access.ts';
 import { modeOf } from '../../../cache/mode.ts';
 import { chatCache, StreamRecorder, storableChoices } from '../../../chat/cached.ts';
 import { type ChatDeps, type ChatItem, completeChat, streamChat } from '../../../chat/complete.ts';
-import { findChatModel } from '../../../chat/models.ts';
+import { chatModels, findChatModel } from '../../../chat/models.ts';
 import { tokensOnly } from '../../../chat/pricing.ts';
 import { hitItems, hitUsage } from '../../../chat/replayed.ts';
-import type { Routed } from '../../../chat/routed.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import type { SseEvent } from '../../../contracts/messages.ts';
 import { hitMessage, NativeRecorder, nativeChoices } from '../../../messages/cached.ts';
@@ -20,7 +19,7 @@ import { cachedCall } from '../../../pipeline/cached.ts';
 import { countChatInputTokensAsync } from '../../../tokens/count.ts';
 import { describeAnthropicError } from '../../anthropic-errors.ts';
 import { relayRecorded, replaySse } from '../../cached.ts';
-import { callContext, type SseEncoder } from '../../served.ts';
+import { callContext, relaySse, type SseEncoder } from '../../served.ts';
 
 /**
  * Anthropic's Messages API over the chat path: the request is translated to a chat completion, served, billed
@@ -44,12 +43,13 @@ export const messagesRoutes =
       const body = toChatRequest(request.body);
       const context = callContext(request, reply, live);
       reply.header('request-id', request.id);
-      const routed: Routed = {};
+      // Resolved once: the cache step and the served call (translated or native) read the same models.
+      const models = chatModels(deps, context, body);
       const cache = chatCache(
         deps,
         context,
         { ...body, cache: modeOf(request.body.cache) },
-        routed,
+        models,
         request.headers['x-gw-cache-threshold'],
         { kind: 'messages', body: request.body },
       );
@@ -72,11 +72,11 @@ export const messagesRoutes =
             answer: hitMessage,
             async serve() {
               if (native) {
-                const served = await nativeComplete(deps, context, request.body, body);
+                const served = await nativeComplete(deps, context, request.body, body, models);
                 const message = { ...served.message, model: served.model.id };
                 return { outcome: served, message, choices: nativeChoices(served.message) };
               }
-              const served = await completeChat(deps, context, body, 'none', routed);
+              const served = await completeChat(deps, context, body, 'none', models);
               const { completion } = served;
               const message = toMessageResponse(completion, {
                 id: messageIdFor(completion.id),
@@ -100,13 +100,17 @@ export const messagesRoutes =
           ...cache,
           answer: (found) => ({ items: hitItems(found), inputTokens: hitUsage(found).promptTokens }),
           recorded: hitMessage,
-          async serve() {
+          async serve(keeps) {
+            // An answer that will not be stored is relayed without being put back together as it passes.
             if (native) {
-              const stream = await nativeStream(deps, context, request.body, body);
-              return relayRecorded(reply, stream, nativeEvents(stream.model.id), new NativeRecorder());
+              const stream = await nativeStream(deps, context, request.body, body, models);
+              const encoder = nativeEvents(stream.model.id);
+              if (!keeps) return () => relaySse(reply, stream, encoder);
+              return relayRecorded(reply, stream, encoder, new NativeRecorder());
             }
-            const stream = await streamChat(deps, context, body, routed);
+            const stream = await streamChat(deps, context, body, models);
             const encoder = messageEvents(stream.model.id, stream.reserved.inputTokens);
+            if (!keeps) return () => relaySse(reply, stream, encoder);
             return relayRecorded(reply, stream, encoder, new StreamRecorder());
           },
         },

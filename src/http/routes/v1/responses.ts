@@ -147,18 +147,18 @@ export const responsesRoutes =
     // refused for the others with the way to ask them in the chat format.
     app.post('/completions', { schema: { body: CompletionsRequest } }, async (request, reply) => {
       const body = request.body;
-      checkTextCompletion(deps, body);
+      const model = checkTextCompletion(deps, body);
       const context = callContext(request, reply, live);
       reply.header('x-cache-status', 'miss');
       if (body.stream) {
-        const stream = await streamText(deps, context, body);
+        const stream = await streamText(deps, context, body, model);
         return relaySse(
           reply,
           stream,
           textChunks(stream.model.id, body.stream_options?.include_usage === true),
         );
       }
-      const served = await completeText(deps, context, body);
+      const served = await completeText(deps, context, body, model);
       servedHeaders(reply, served);
       return served.completion;
     });
