@@ -1,7 +1,7 @@
-import { type Hold, HoldRefused, type Spending } from '../billing/spending.ts';
+import type { Hold, Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import type { Discount } from '../contracts/money.ts';
-import { reserve } from '../pipeline/ledger.ts';
+import { type FittedLimit, holdFitted } from '../pipeline/fitted.ts';
 import type { AdmittedTokens, CallContext } from '../pipeline/types.ts';
 import { affordableOutputTokens, chatCharge, heldUsage } from './pricing.ts';
 
@@ -29,67 +29,45 @@ export interface OutputHold {
 }
 
 /**
- * Holds a chat request's worst case: the input once and the output limit for every choice. A limit the caps cannot
- * cover is refused with the scope's 402 and the limit that would fit, never lowered behind the client's back: the
- * answer would come back cut (`finish_reason: "length"`) with nothing to say why. A client that opts in
- * (`x-gw-fit-output: true`) is held as much as the caps allow instead, down to one output token, and that is the
- * limit sent upstream.
+ * Holds a chat request's worst case, the input once and the output limit for every choice, as the pipeline holds
+ * a limit it may fit (`pipeline/fitted.ts`: refused with what is affordable, lowered only for
+ * `x-gw-fit-output: true`).
  */
 export async function holdOutput(
   spending: Spending,
   context: Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log' | 'fitOutput' | 'tokenLimit'>,
   sizing: OutputSizing,
 ): Promise<OutputHold> {
+  const { hold, limit, tokens } = await holdFitted(spending, context, outputLimit(sizing));
+  return { hold, outputLimit: limit, ...(tokens && { tokens }) };
+}
+
+/** A chat request's output limit per choice as the pipeline fits it: priced by the chat pricing, held at `heldAt`. */
+export function outputLimit(sizing: OutputSizing): FittedLimit {
   const { heldAt, discount, inputTokens, predicted, choices, limit } = sizing;
-  const priced = (output: number) =>
-    chatCharge(heldAt, heldUsage(inputTokens, output, choices, predicted), discount).chargedNanos;
-  const affordable = (nanos: bigint) =>
-    affordableOutputTokens(heldAt, inputTokens, limit, nanos, discount, choices, predicted);
-  const fit = context.fitOutput === true;
-  const worst = priced(limit);
-  // Tokens per minute count the tokens the hold is sized for, admitted first: a request they refuse holds nothing.
   const held = heldUsage(inputTokens, limit, choices, predicted);
-  const tokens = await context.tokenLimit?.admit(held.promptTokens + held.completionTokens);
-  const hold = await reserve(
-    spending,
-    context,
-    {
-      minNanos: fit ? priced(1) : worst,
-      maxNanos: worst,
-      ...(sizing.ttlMs !== undefined && { ttlMs: sizing.ttlMs }),
-    },
-    heldAt.id,
-  ).catch(async (error: unknown) => {
-    await tokens?.release();
-    if (!(error instanceof HoldRefused)) throw error;
-    throw outputRefusal(error, limit, affordable(error.availableNanos), choices, fit);
-  });
   return {
-    hold,
-    outputLimit: fit ? Math.max(1, affordable(hold.grantedNanos)) : limit,
-    ...(tokens && { tokens }),
+    model: heldAt.id,
+    limit,
+    worstTokens: held.promptTokens + held.completionTokens,
+    priced: (output) =>
+      chatCharge(heldAt, heldUsage(inputTokens, output, choices, predicted), discount).chargedNanos,
+    affordable: (nanos) =>
+      affordableOutputTokens(heldAt, inputTokens, limit, nanos, discount, choices, predicted),
+    refusal: (affordable, fit) => outputRefusal(limit, affordable, choices, fit),
+    ...(sizing.ttlMs !== undefined && { ttlMs: sizing.ttlMs }),
   };
 }
 
 /**
- * The scope's refusal, with the output limit asked for and the most the room left would pay for, as OpenRouter
- * words it ("You requested up to N tokens, but can only afford M"), and the two ways on when some output fits.
+ * The limit asked for and the most the room left would pay for, as OpenRouter words it ("You requested up to N
+ * tokens, but can only afford M"), and the two ways on when some output fits.
  */
-function outputRefusal(
-  refused: HoldRefused,
-  limit: number,
-  affordable: number,
-  choices: number,
-  fit: boolean,
-): HoldRefused {
+function outputRefusal(limit: number, affordable: number, choices: number, fit: boolean): string {
   const each = choices > 1 ? ` per choice (${choices} choices)` : '';
   const ways =
     fit || affordable < 1
       ? '.'
       : `: ask for ${affordable} or fewer, or send the header x-gw-fit-output: true to have the output limit lowered to what is affordable.`;
-  return new HoldRefused(
-    refused.kind,
-    `${refused.message} You requested up to ${limit} output tokens${each}, but can only afford ${affordable}${ways}`,
-    refused.availableNanos,
-  );
+  return `You requested up to ${limit} output tokens${each}, but can only afford ${affordable}${ways}`;
 }
