@@ -10,6 +10,7 @@ import type { ChatCompletionRequest } from '../chat/request.ts';
 import type { UpstreamBatchResult, UpstreamBatchState } from '../contracts/batch.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import type { BlobStore } from '../files/blob-store.ts';
+import { recordHeld } from '../pipeline/deferred.ts';
 import { UpstreamError } from '../providers/errors.ts';
 import { holdLine } from './hold-line.ts';
 import { keptBody, lineRequestId } from './output.ts';
@@ -109,16 +110,9 @@ export class UpstreamBatches {
       ...drawCredential(this.deps, auth, model),
       lines: held,
     };
-    try {
-      await this.deps.commands.handle(
-        batch.batchId,
-        { type: 'PrepareUpstream', prepared },
-        this.deps.context(),
-      );
-    } catch (error) {
-      await this.lines.releaseHeld(holds);
-      throw error;
-    }
+    await recordHeld(this.deps.chat.spending, holds, () =>
+      this.deps.commands.handle(batch.batchId, { type: 'PrepareUpstream', prepared }, this.deps.context()),
+    );
     state.groups.set(group, {
       prepared,
       upstreamBatchId: null,

@@ -17,6 +17,7 @@ import type { BlobStore } from '../files/blob-store.ts';
 import { type FilesService, fileBlobKey } from '../files/service.ts';
 import type { EmbeddingsRequest } from '../modalities/embeddings/request.ts';
 import { createEmbeddings } from '../modalities/embeddings/service.ts';
+import { recordUnsettled } from '../pipeline/unsettled.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { concludeBatch } from './conclude.ts';
 import { inputLines, parseInputLine, validateInput } from './input.ts';
@@ -328,16 +329,13 @@ export class BatchWorker {
     } catch (error) {
       const described = this.options.describeError(error);
       result = { statusCode: described.status, ...keptBody(described.body), costNanos: '0' };
-      // Settled lines are logged by their settlement; a refused or failed one is logged here, as the edge does.
-      if (log) {
-        log.errorType = described.body.error.type;
-        log.errorMessage = described.body.error.message;
-      }
-      const record = log?.finish({ status: described.status, costNanos: 0n, holdId: null });
-      if (record)
-        await this.options.chat.spending
-          .logRequest(record)
-          .catch((failure) => this.options.log(`logging ${requestId} failed: ${String(failure)}`));
+      // Settled lines are logged by their settlement; a refused or failed one by the pipeline, as the edge's is.
+      await recordUnsettled(
+        this.options.chat.spending,
+        log,
+        { status: described.status, error: described.body.error },
+        (failure) => this.options.log(`logging ${requestId} failed: ${String(failure)}`),
+      );
     }
     await this.record({ batchId, line, customId, requestId, error: null, ...result });
   }

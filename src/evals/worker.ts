@@ -14,6 +14,7 @@ import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import { withAdvisoryLock } from '../db/advisory-lock.ts';
+import { recordUnsettled } from '../pipeline/unsettled.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { gradingLimit, gradingSampling } from '../replays/judge.ts';
 import { outputText } from '../replays/source.ts';
@@ -406,16 +407,11 @@ export class EvalWorker {
         'batch',
       );
     } catch (error) {
-      // Settled calls are logged by their settlement; a refused or failed one is logged here, as the HTTP edge does.
+      // Settled calls are logged by their settlement; a refused or failed one by the pipeline, as the edge's is.
       const { status, body: described } = this.options.describeError(error);
-      log.errorType = described.error.type;
-      log.errorMessage = described.error.message;
-      const record = log.finish({ status, costNanos: 0n, holdId: null });
-      if (record) {
-        await this.options.spending
-          .logRequest(record)
-          .catch((failure) => this.options.report(`logging ${requestId} failed: ${String(failure)}`));
-      }
+      await recordUnsettled(this.options.spending, log, { status, error: described.error }, (failure) =>
+        this.options.report(`logging ${requestId} failed: ${String(failure)}`),
+      );
       throw error;
     }
   }

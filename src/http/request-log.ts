@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RequestBodies } from '../billing/request-bodies.ts';
 import { RequestLog } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
+import { recordUnsettled } from '../pipeline/unsettled.ts';
 import { describeError } from './errors.ts';
 import { clientRequestId } from './request-id.ts';
 
@@ -25,8 +26,9 @@ function newLog(request: FastifyRequest, bodies: RequestBodies): RequestLog {
 
 /**
  * The request log at the edge: every authenticated request gets a record; one that reached the pipeline and settled
- * nothing (refused: 402, 404 model_not_found, a provider's failure) or was rate limited is logged when its answer
- * has gone, through the budget stream's writer, so it joins that stream's next append instead of a flush of its own.
+ * nothing (refused: 402, 404 model_not_found, a provider's failure) or was rate limited is written by the pipeline
+ * (pipeline/unsettled.ts) when its answer has gone, with the status the client got and the error noted as it was
+ * answered.
  */
 export function requestLogHooks(app: FastifyInstance, bodies: RequestBodies, spending: Spending): void {
   app.addHook('preHandler', async (request) => {
@@ -45,9 +47,8 @@ export function requestLogHooks(app: FastifyInstance, bodies: RequestBodies, spe
     const log = request.requestLog;
     if (!log || log.finished) return;
     if (!log.metered && reply.statusCode !== 429) return;
-    const record = log.finish({ status: reply.statusCode, costNanos: 0n, holdId: null });
-    if (!record) return;
-    spending.logRequest(record).catch((error) => {
+    // Not awaited: the client has its answer; the record joins the budget stream's next append.
+    void recordUnsettled(spending, log, { status: reply.statusCode }, (error) => {
       request.log.error({ err: error }, 'logging a refused request failed');
     });
   });

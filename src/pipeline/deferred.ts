@@ -1,3 +1,4 @@
+import type { KeyHolder } from '../accounts/live-state.ts';
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { type PriceLine, priceCharge } from '../contracts/money.ts';
@@ -82,6 +83,19 @@ export async function queueDeferred<T>(
   }
 }
 
+/**
+ * Records work whose holds were made one by one beforehand (a provider batch's lines, each refused alone); a failure
+ * to record releases them all, as a failure's. A release that fails too is left to the hold's expiry.
+ */
+export async function recordHeld<T>(spending: Spending, holds: Hold[], record: () => Promise<T>): Promise<T> {
+  try {
+    return await record();
+  } catch (error) {
+    for (const hold of holds) await release(spending, hold, 'failed').catch(() => undefined);
+    throw error;
+  }
+}
+
 /** Settles the hold at what the provider delivered; resolves with the charge in the requester's money. */
 export function settleDeferred(
   spending: Spending,
@@ -124,28 +138,32 @@ export async function chargeCancelled(
  */
 function billOf(work: DeferredWork, delivered: Delivered): Bill {
   const { units, usageReported, credential } = delivered;
-  const bill = {
-    charge: priceCharge(work.lines(units)),
-    usageReported,
-    units,
-    ...(credential !== undefined && { credential }),
-  };
-  return ownKeyName(credential) === undefined ? bill : ownKeyBill(bill);
+  return onCredential({ charge: priceCharge(work.lines(units)), usageReported, units }, credential);
 }
 
-/** The recorded hold as the ledger knows it, with the scopes it is charged against now. */
-function heldFor(spending: Spending, recorded: RecordedHold): Hold {
-  const holder = {
+/** The bill as charged on the credential that served it: the fee alone on the requester's own key. */
+export function onCredential(bill: Bill, credential: string | undefined): Bill {
+  const served = { ...bill, ...(credential !== undefined && { credential }) };
+  return ownKeyName(credential) === undefined ? served : ownKeyBill(served);
+}
+
+/** Who the recorded hold is for, as the ledger and the request log name a requester. */
+export function holderOf(recorded: RecordedHold): KeyHolder {
+  return {
     keyId: recorded.keyId,
     accountId: recorded.accountId,
     keyHash: '',
     subAccountId: recorded.subAccountId,
   };
+}
+
+/** The recorded hold as the ledger knows it, with the scopes it is charged against now. */
+export function heldFor(spending: Spending, recorded: RecordedHold): Hold {
   return {
     holdId: recorded.holdId,
     requestId: recorded.requestId,
     grantedNanos: BigInt(recorded.heldNanos),
     accountId: recorded.accountId,
-    limits: spending.limits(holder, recorded.tag, recorded.model),
+    limits: spending.limits(holderOf(recorded), recorded.tag, recorded.model),
   };
 }

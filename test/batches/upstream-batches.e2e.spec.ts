@@ -150,8 +150,41 @@ describe("a line the provider's batch refused", () => {
     expect(errors[0].response.status_code).toBe(400);
     expect(errors[0].response.body.error).toMatchObject({ type: 'invalid_request_error' });
     expect(errors[0].response.body.error.message).toMatch(/anthropic\/claude-sonnet-4-5: Invalid request\./);
-    expect(await chargesOf(pool(), created.id)).toHaveLength(1);
+    const charges = await chargesOf(pool(), created.id);
+    expect(charges).toHaveLength(1);
     expect(await openHolds(pool(), created.id)).toBe(0);
+    // Each line has its request record: the served one carried by its settlement, the refused one written alone.
+    const recordOf = (requestId: string) =>
+      eventually(
+        async () => json(await fetch(`${world.gateway.url}/v1/requests/${requestId}`, { headers: auth() })),
+        (r) => r.status !== undefined,
+        3000,
+      );
+    const output = jsonl(await (await world.client.files.content(done.output_file_id as string)).text());
+    const ofLine = {
+      batch_id: created.id,
+      endpoint: '/v1/chat/completions',
+      model: 'anthropic/claude-sonnet-4-5',
+    };
+    expect(await recordOf(output[0].response.request_id)).toMatchObject({
+      ...ofLine,
+      status: 200,
+      error_type: null,
+      provider: 'anthropic',
+      attempts: 1,
+      cost_nanos: charges[0]?.charged,
+      hold_id: expect.stringMatching(/^hold_/),
+    });
+    expect(await recordOf(errors[0].response.request_id)).toMatchObject({
+      ...ofLine,
+      status: 400,
+      error_type: 'invalid_request_error',
+      error_message: errors[0].response.body.error.message,
+      provider: 'anthropic',
+      attempts: 1,
+      cost_nanos: '0',
+      hold_id: null,
+    });
   });
 });
 
