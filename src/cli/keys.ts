@@ -1,4 +1,3 @@
-import { listKeys } from '../accounts/operator-views.ts';
 import type { DirectSession } from './direct.ts';
 
 type Flags = Record<string, string | undefined>;
@@ -40,7 +39,13 @@ export function keyCommand(action: string | undefined, flags: Flags): KeyCommand
       const search = query.toString();
       return {
         path: `/keys${search ? `?${search}` : ''}`,
-        direct: (s) => listKeys(s.database.pool, flags.account, flags['sub-account']),
+        // Loaded when it runs: a command sent to a running gateway never needs the read models.
+        direct: async (s) =>
+          (await import('../accounts/operator-views.ts')).listKeys(
+            s.database.pool,
+            flags.account,
+            flags['sub-account'],
+          ),
       };
     }
     case 'create': {

@@ -1,6 +1,4 @@
 import type { Config } from '../config.ts';
-import { Reconciler } from '../reconciliation/reconciler.ts';
-import { reconcileSettings } from '../reconciliation/settings.ts';
 import type { DirectSession } from './direct.ts';
 import type { Remote } from './remote.ts';
 
@@ -18,6 +16,12 @@ export async function reconcileCommand(
   if (!flags.day) throw usage('reconcile needs --day YYYY-MM-DD');
   const body = { day: flags.day, ...(flags.provider && { provider: flags.provider }) };
   if (remote) return remote.post('/reconciliation', body);
+  // Loaded here, not with the file: the providers' cost-report clients are the heaviest of the CLI's modules, and
+  // a command sent to a running gateway needs none of them.
+  const [{ Reconciler }, { reconcileSettings }] = await Promise.all([
+    import('../reconciliation/reconciler.ts'),
+    import('../reconciliation/settings.ts'),
+  ]);
   const settings = reconcileSettings(config.env, config.pools);
   const session = await open();
   try {

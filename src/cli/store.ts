@@ -1,6 +1,5 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Config } from '../config.ts';
 
 /** Where the CLI's direct work happens, for the operator to read on stderr (no password in it). */
@@ -41,6 +40,8 @@ export async function requireExistingStore(config: Config, gatewayUrl: string): 
       );
     return;
   }
+  // pg is loaded here, not with the file: main.ts imports this file for every command, and most reach a gateway.
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: config.databaseUrl });
   client.on('error', () => {});
   try {
