@@ -149,10 +149,12 @@ async function onStore(command: StoreCommand, open: () => Promise<DirectSession>
 async function failure(error: unknown): Promise<unknown> {
   if (error instanceof RemoteError) return error.body;
   if (error instanceof NoStoreError) return { error: { message: error.message, type: 'no_store', code: 1 } };
-  // config.ts is loaded by now unless the arguments did not parse; the HTTP error mapping is for refusals alone.
+  // config.ts is loaded by now unless the arguments did not parse. A bad setting is the operator's to fix, so its
+  // words are what they need: the HTTP error mapping would hide them behind a 500 (it is for refusals alone).
   const { ConfigError } = await import('../config.ts');
-  if (error instanceof DomainError || error instanceof ConfigError)
-    return (await import('../http/errors.ts')).describeError(error).body;
+  if (error instanceof ConfigError)
+    return { error: { message: error.message, type: 'config_error', code: 1 } };
+  if (error instanceof DomainError) return (await import('../http/errors.ts')).describeError(error).body;
   return {
     error: { message: error instanceof Error ? error.message : String(error), type: 'cli_error', code: 1 },
   };

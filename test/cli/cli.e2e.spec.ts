@@ -123,6 +123,15 @@ describe('operator CLI usage', () => {
     expect(result.stderr).toContain('--cents must be a positive integer');
     expect(result.stderr).toContain('Usage: npm run -s gateway');
   });
+
+  it('names a bad setting instead of answering a 500', async () => {
+    const result = await runCli(['keys', 'list', '--account', 'a'], { ...gateway.env, PORT: 'abc' });
+    expect(result.code).toBe(1);
+    expect(result.json).toMatchObject({ error: { type: 'config_error', code: 1 } });
+    expect((result.json as { error: { message: string } }).error.message).toMatch(
+      /^invalid configuration: PORT/,
+    );
+  });
 });
 
 describe('projections from the CLI', () => {
