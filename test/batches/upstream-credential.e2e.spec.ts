@@ -91,11 +91,12 @@ it('an upstream batch is created, polled and its results fetched on the credenti
 
 it('an upstream batch whose credential the operator removed fails with that credential named and releases its holds, asking no other key', async () => {
   sims.openai.batches.hold();
+  const posts = () => sims.openai.requests.filter((r) => r.method === 'POST' && r.path === '/v1/batches');
+  // Counted before the submission: the worker may send the batch upstream before `submit` returns.
+  const before = posts().length;
   const created = await submit(funded.client, [line('g1', 'openai/gpt-4o-mini', 'gone')]);
   const db = funded.gateway.runtime.database.pool;
   const deadline = Date.now() + 20_000;
-  const posts = () => sims.openai.requests.filter((r) => r.method === 'POST' && r.path === '/v1/batches');
-  const before = posts().length;
   while (posts().length === before || (await openHolds(db, created.id)) < 1) {
     if (Date.now() > deadline) throw new Error('the upstream batch was never submitted');
     await new Promise((resolve) => setTimeout(resolve, 25));
