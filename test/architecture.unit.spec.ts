@@ -222,3 +222,33 @@ describe('architecture: the served-call path composes the ledger', () => {
     expect(Object.keys(LEDGER_COMPOSERS).filter((path) => !composers.includes(path))).toEqual([]);
   });
 });
+
+// Issue 33: the request record is the pipeline's. A feature, a worker or the HTTP edge opens a record
+// (`pipeline/record.ts` `openRecord`) and hands the pipeline values (the context, a plan's routing, a bill, a cache
+// descriptor); only the pipeline and the ledger write what the record says and turn it into its event.
+const RECORD_WRITE = new RegExp(
+  [
+    'new RequestLog\\(',
+    "import \\{[^}]*(?<!type )\\bRequestLog\\b[^}]*\\} from '[./]*billing/request-log\\.ts'",
+    '\\b(?:log|requestLog)\\??\\.(?:tag|model|provider|attempts|fallbacks|stream|metered|firstByteMs|errorType|' +
+      'errorMessage|costNanos|usage|cacheStatus|cache|routing)\\s*=(?!=)',
+    '\\b(?:log|requestLog)\\??\\.(?:tried|firstByte|respond|reopen|finish)\\(',
+  ].join('|'),
+);
+
+describe('architecture: the pipeline writes the request record', () => {
+  const writers = sourceFiles('src')
+    .map((path) => relative(root, join(root, path)))
+    .filter((path) => RECORD_WRITE.test(readFileSync(join(root, path), 'utf8')));
+
+  // Checked on the pipeline's own writers, so that the pattern is known to still match the code.
+  it('finds the record writes (the pattern still matches the code)', () => {
+    expect(writers).toEqual(expect.arrayContaining(['src/pipeline/call.ts', 'src/pipeline/record.ts']));
+  });
+
+  it('has no file outside the pipeline and the ledger opening or writing a request record itself', () => {
+    expect(
+      writers.filter((path) => !path.startsWith('src/pipeline/') && !path.startsWith('src/billing/')),
+    ).toEqual([]);
+  });
+});

@@ -8,7 +8,6 @@ import { workChargesByPrefix } from '../../projections/balances/index.ts';
 import { batchStatus } from '../../projections/batches/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { RequestBodies } from '../billing/request-bodies.ts';
-import { RequestLog } from '../billing/request-log.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import { completionId } from '../chat/service.ts';
@@ -17,6 +16,7 @@ import type { BlobStore } from '../files/blob-store.ts';
 import { type FilesService, fileBlobKey } from '../files/service.ts';
 import type { EmbeddingsRequest } from '../modalities/embeddings/request.ts';
 import { createEmbeddings } from '../modalities/embeddings/service.ts';
+import { meteredContext, openRecord } from '../pipeline/record.ts';
 import { recordUnsettled } from '../pipeline/unsettled.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { concludeBatch } from './conclude.ts';
@@ -299,7 +299,7 @@ export class BatchWorker {
     const { catalog, env, fallbacks } = this.options.chat;
     const discount = gatewayLineDiscount(catalog, env, batch.endpoint, body, fallbacks);
     const log = this.options.bodies
-      ? new RequestLog(this.options.bodies, {
+      ? openRecord(this.options.bodies, {
           requestId,
           batchLine: { batchId, line },
           auth,
@@ -307,11 +307,7 @@ export class BatchWorker {
           body,
         })
       : undefined;
-    if (log) {
-      log.metered = true;
-      log.tag = batch.tag;
-    }
-    const context = { auth, requestId, tag: batch.tag, signal: NEVER, ...(log && { log }) };
+    const context = meteredContext({ auth, requestId, tag: batch.tag, signal: NEVER, ...(log && { log }) });
     // The requester's own provider key serves its line first, as any of its requests (docs/batches.md).
     const deps = { ...this.options.chat, ownKeysOf: auth };
     try {

@@ -6,19 +6,19 @@ import { semanticPrompt } from '../cache/semantic.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { BYPASSED, type Bypassed, type CachedEndpoint, hitCharge, hitPrice } from '../pipeline/cached.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
-import { routingRecord } from '../routing/record.ts';
+import type { RoutingDecision } from '../routing/router.ts';
 import { parseStrategy } from '../routing/strategy.ts';
 import type { ChatDeps, ChatItem } from './complete.ts';
 import type { ChatModels } from './models.ts';
 import { chatCharge } from './pricing.ts';
 import { type ChatHit, hitUsage } from './replayed.ts';
 import type { ChatCompletionRequest } from './request.ts';
-import { type Routed, routeChat } from './routed.ts';
+import { type Routed, routeChat, routingOf } from './routed.ts';
 
 /** The chat endpoints' part of the cache step (pipeline/cached.ts); each endpoint adds its answers and its call. */
 export type ChatCache = Pick<
   CachedEndpoint<Probe, unknown, unknown, CachedChoice[]>,
-  'lookup' | 'saving' | 'store'
+  'lookup' | 'routing' | 'stream' | 'store'
 >;
 
 /**
@@ -36,7 +36,14 @@ export function chatCache(
 ): ChatCache {
   return {
     lookup: () => lookupChat(deps, context, body, models, thresholdHeader, original),
-    saving: (found) => routedHitSaving(deps, models.routed, context, found),
+    routing: (found) => {
+      const { routed } = models;
+      if (!routed.decision) return undefined;
+      if (found) routed.savedNanos = routedHitSaving(deps, routed.decision, context, found);
+      const { savedNanos } = routed;
+      return { record: routingOf(routed), ...(savedNanos !== undefined && { savedNanos }) };
+    },
+    stream: body.stream === true,
     store: (probe, outcome, choices) =>
       saveChat(deps.cache, probe, context.requestId, outcome, choices, models.routed),
   };
@@ -105,7 +112,6 @@ async function lookupChat(
     probe.status = 'miss';
     probe.cacheStatus = 'gateway; fwd=uri-miss';
   }
-  if (probe.hit && body.stream && context.log) context.log.stream = true;
   return probe;
 }
 
@@ -119,25 +125,20 @@ function withoutQuestion(body: Record<string, unknown>): Record<string, unknown>
 }
 
 /**
- * A routed hit's saving, written with its decision to the request log before the hit is charged (the charge
- * records the request): the hit's usage priced at the baseline's rates as the hit is priced, less what the hit is
- * charged. Undefined when the request was not routed.
+ * A routed hit's saving: the hit's usage priced at the baseline's rates as the hit is priced, less what the hit is
+ * charged.
  */
 function routedHitSaving(
   deps: ChatDeps,
-  routed: Routed,
+  decision: RoutingDecision,
   context: CallContext,
   probe: ChatHit,
-): bigint | undefined {
-  const decision = routed.decision;
-  if (!decision) return undefined;
+): bigint {
   // Both priced as the requester pays for a hit: the fee alone on a provider it brought its own key for.
   const { baseline } = decision;
   const baselineLines = chatCharge(baseline, hitUsage(probe), 'none').lines;
   const baselineNanos = hitPrice(deps.ownKeys, context.auth, baseline.provider, baselineLines).chargedNanos;
-  routed.savedNanos = baselineNanos - hitCharge(deps.ownKeys, context.auth, probe).chargedNanos;
-  if (context.log) context.log.routing = routingRecord(decision, routed.savedNanos);
-  return routed.savedNanos;
+  return baselineNanos - hitCharge(deps.ownKeys, context.auth, probe).chargedNanos;
 }
 
 interface StoredMessage {

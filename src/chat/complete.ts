@@ -10,7 +10,7 @@ import { UpstreamError } from '../providers/errors.ts';
 import type { Router } from '../routing/router.ts';
 import { type ChatModels, type ChatTarget, chatModels, namedTargets, resolveChatModel } from './models.ts';
 import type { ChatCompletionRequest } from './request.ts';
-import { routeChat, routedBill } from './routed.ts';
+import { routeChat, routedBill, routingOf } from './routed.ts';
 import { chatBill, type PreparedChat, prepareChat } from './service.ts';
 
 export interface ChatDeps extends PipelineDeps {
@@ -43,6 +43,8 @@ export function chatPlan<T>(
 ): Plan<ChatTarget, PreparedChat, T> {
   const { routed } = models;
   return {
+    ...(context.log && { log: context.log }),
+    routing: () => routingOf(routed),
     resolve: async () => {
       // The cache may have routed the request already (it keys a routed answer by the chosen model).
       routed.decision ??= await routeChat(deps.router, context, body);
@@ -135,7 +137,6 @@ export async function completeChat(
       routedBill(
         deps.router,
         routed,
-        context,
         await chatBill(prepared, usage, replyText(completion)),
         discount,
         prepared.model.id,
@@ -198,7 +199,6 @@ export async function streamChat(
   const meter = chatMeter(served.reserved);
   return new MeteredStream(deps, served, {
     observe: (item) => meter.observe(item),
-    bill: async () =>
-      routedBill(deps.router, routed, context, await meter.bill(), 'none', served.candidate.model.id),
+    bill: async () => routedBill(deps.router, routed, await meter.bill(), 'none', served.candidate.model.id),
   });
 }

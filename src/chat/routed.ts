@@ -84,9 +84,13 @@ export function routes(body: Pick<ChatCompletionRequest, 'model' | 'models'>): b
   return routedModel(body.model) !== undefined && !(body.model === undefined && listed);
 }
 
+/** The router's decision as the request's record keeps it, with its saving once known; undefined when not routed. */
+export const routingOf = (routed: Routed): unknown =>
+  routed.decision && routingRecord(routed.decision, routed.savedNanos);
+
 /**
  * Whether the request is the router's (`auto`, `auto/text`, or no model and no `models` list) and, if so, its
- * decision: written to the request log and, through the context, to the answer's headers. The `x-routing` header
+ * decision, told through the context to the answer's headers; the request's record takes it from `routingOf`. The `x-routing` header
  * is checked on every chat request, routed or not, so that a misspelt strategy is never silently ignored.
  */
 export async function routeChat(
@@ -106,18 +110,16 @@ export async function routeChat(
       baseline: decision.baseline.id,
     }),
   );
-  if (context.log) context.log.routing = routingRecord(decision);
   return decision;
 }
 
 /**
  * The saving of a routed request: its usage (cache reads and writes included) priced at the baseline's rates,
- * less what it was charged. Recorded in the request log with the decision, before the settlement writes it.
+ * less what it was charged. The bill carries it with the decision, for the record the settlement writes.
  */
 export function routedBill(
   router: Router,
   routed: Routed,
-  context: CallContext,
   bill: Bill,
   discount: Discount,
   servedBy: string,
@@ -130,6 +132,5 @@ export function routedBill(
     : bill.charge.chargedNanos;
   routed.savedNanos = baseline - bill.charge.chargedNanos;
   router.served(decision, servedBy);
-  if (context.log) context.log.routing = routingRecord(decision, routed.savedNanos);
-  return { ...bill, savedNanos: routed.savedNanos };
+  return { ...bill, savedNanos: routed.savedNanos, routing: routingRecord(decision, routed.savedNanos) };
 }

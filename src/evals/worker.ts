@@ -8,12 +8,12 @@ import { workChargesByPrefix } from '../../projections/balances/index.ts';
 import { dueEvals, evalStatus } from '../../projections/evals/index.ts';
 import type { KeyHolder } from '../accounts/live-state.ts';
 import type { RequestBodies } from '../billing/request-bodies.ts';
-import { RequestLog } from '../billing/request-log.ts';
 import type { Spending } from '../billing/spending.ts';
 import { type ChatDeps, completeChat } from '../chat/complete.ts';
 import type { ChatCompletionRequest } from '../chat/request.ts';
 import type { DescribeError } from '../contracts/errors.ts';
 import { withAdvisoryLock } from '../db/advisory-lock.ts';
+import { meteredContext, openRecord } from '../pipeline/record.ts';
 import { recordUnsettled } from '../pipeline/unsettled.ts';
 import { projectedUpTo } from '../projections/wait.ts';
 import { gradingLimit, gradingSampling } from '../replays/judge.ts';
@@ -391,18 +391,16 @@ export class EvalWorker {
    */
   private async complete(created: Created, requestId: string, body: ChatCompletionRequest) {
     const auth = this.auth(created);
-    const log = new RequestLog(this.options.bodies, {
+    const log = openRecord(this.options.bodies, {
       requestId,
       auth,
       endpoint: '/v1/chat/completions',
       body,
     });
-    log.metered = true;
-    log.tag = created.tag;
     try {
       return await completeChat(
         this.options.chat,
-        { auth, requestId, tag: created.tag, signal: NEVER, log },
+        meteredContext({ auth, requestId, tag: created.tag, signal: NEVER, log }),
         body,
         'batch',
       );

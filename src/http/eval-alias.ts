@@ -2,6 +2,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EVAL_ALIAS, type EvalService } from '../evals/service.ts';
 import { routingHeaders } from '../pipeline/headers.ts';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The routing an `eval:` alias made before the route ran, for the request's record (`callContext`). */
+    routedBefore?: unknown;
+  }
+}
+
 /** The routes whose `model` may be `eval:<id>`. */
 const ALIASED = new Set(['/v1/chat/completions', '/v1/messages']);
 
@@ -21,13 +28,6 @@ export function evalAliasHook(evals: EvalService) {
     reply.headers(
       routingHeaders({ strategy: 'eval', model: resolved.model, reason, baseline: resolved.model }),
     );
-    if (request.requestLog) {
-      request.requestLog.routing = {
-        requested: body.model,
-        strategy: 'eval',
-        chosen: resolved.model,
-        reason,
-      };
-    }
+    request.routedBefore = { requested: body.model, strategy: 'eval', chosen: resolved.model, reason };
   };
 }

@@ -3,6 +3,7 @@ import type { LiveAccounts } from '../accounts/live-state.ts';
 import { isValidTag, requestTag } from '../chat/request.ts';
 import { RequestRefused } from '../contracts/errors.ts';
 import { outcomeHeaders } from '../pipeline/headers.ts';
+import { meteredContext } from '../pipeline/record.ts';
 import type { MeteredStream } from '../pipeline/stream.ts';
 import type { CallContext, Outcome } from '../pipeline/types.ts';
 import { openEventStream } from './event-stream.ts';
@@ -24,11 +25,7 @@ export function callContext(request: FastifyRequest, reply: FastifyReply, live: 
   });
   const tag = requestTag(tagHeader, sub?.defaultTag ?? null);
   const log = request.requestLog;
-  if (log) {
-    log.metered = true;
-    log.tag = tag;
-  }
-  return {
+  const context: CallContext = {
     auth: request.auth,
     requestId: request.id,
     tag,
@@ -41,6 +38,7 @@ export function callContext(request: FastifyRequest, reply: FastifyReply, live: 
       reply.headers(headers);
     },
   };
+  return meteredContext(context, request.routedBefore);
 }
 
 /** `x-gw-fit-output`: `true` or `false` in any case; absent is `false`. Anything else is refused, not guessed at. */

@@ -4,6 +4,7 @@ import type { Catalog } from '../catalog/types.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
 import { type Charge, type Discount, type PriceLine, priceCharge } from '../contracts/money.ts';
 import { cacheHeaders, outcomeHeaders } from './headers.ts';
+import { noteRouting } from './record.ts';
 import type { CallContext, Outcome, PipelineDeps } from './types.ts';
 
 /**
@@ -21,8 +22,14 @@ export interface CachedEndpoint<L extends CacheLookup, A, M, K> {
   answer(found: Found<L>): A;
   /** What the request's record keeps of a hit, when not the answer itself (a replayed stream keeps the whole). */
   recorded?(found: Found<L>): unknown;
-  /** A routed hit's saving, recorded before the hit is charged, since the charge carries the record. */
-  saving?(found: Found<L>): bigint | undefined;
+  /**
+   * The routing decision the lookup came to, as the request's record keeps it; given a hit, with the hit's saving
+   * against the router's baseline (recorded before the hit is charged, since the charge carries the record).
+   * Undefined when the request was not routed.
+   */
+  routing?(found?: Found<L>): { record: unknown; savedNanos?: bigint } | undefined;
+  /** The request asks for a stream: a hit's record says so (its answer is replayed as one). */
+  stream?: boolean;
   /**
    * The served call, when nothing was found. `keeps`: whether its answer may be stored; when not, a stream need not
    * be recorded as it passes.
@@ -59,10 +66,14 @@ export async function cachedCall<L extends CacheLookup, A, M, K>(
 ): Promise<Cached<A, M, K>> {
   const lookup = await endpoint.lookup();
   noteLookup(context.log, lookup);
+  noteRouting(context.log, endpoint.routing?.()?.record);
   setHeaders(cacheHeaders(lookup));
   if (isFound(lookup)) {
     const answer = endpoint.answer(lookup);
-    const savedNanos = endpoint.saving?.(lookup);
+    const routed = endpoint.routing?.(lookup);
+    const savedNanos = routed?.savedNanos;
+    noteRouting(context.log, routed?.record);
+    if (context.log && endpoint.stream) context.log.stream = true;
     const recorded = endpoint.recorded ? endpoint.recorded(lookup) : answer;
     const charge = await chargeHit(deps, context, lookup, recorded);
     const outcome = {

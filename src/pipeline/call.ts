@@ -1,9 +1,11 @@
 import type { KeyHolder } from '../accounts/live-keys.ts';
+import type { RequestLog } from '../billing/request-log.ts';
 import type { Hold } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import type { Affinity } from './credentials.ts';
 import { release, settle } from './ledger.ts';
 import { ownKeyBill, ownKeyRoute, withOwnKey } from './own-key.ts';
+import { noteRouting } from './record.ts';
 import { clientError, retryable, withRetries } from './retries.ts';
 import type { AdmittedTokens, Bill, Outcome, PipelineDeps } from './types.ts';
 
@@ -36,6 +38,13 @@ export interface Plan<C extends Candidate, R extends Reserved, T> {
   owner?: Pick<KeyHolder, 'accountId' | 'subAccountId'>;
   /** The credential of the pool the conversation should keep when it can (pipeline/credentials.ts). */
   affinity?: Affinity;
+  /**
+   * The routing decision `resolve` came to, as the request's record keeps it (undefined when the request was not
+   * routed): recorded before the first hold, so that a routed request refused or failed still says how it was routed.
+   */
+  routing?(): unknown;
+  /** The request's record, when it has one, which the pipeline writes as the call goes. */
+  log?: RequestLog;
 }
 
 /** A call the provider served, its hold still open: what settles it comes next. */
@@ -60,6 +69,7 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
 ): Promise<Served<C, R, T>> {
   let failure: unknown;
   const candidates = await plan.resolve();
+  noteRouting(plan.log, plan.routing?.());
   for (const [index, candidate] of candidates.entries()) {
     const own = ownKeyRoute(deps.ownKeys, plan.owner ?? deps.ownKeysOf, candidate);
     const reserved = await plan.reserve(candidate, own !== undefined && !own.fallback);
@@ -98,6 +108,7 @@ export async function settleServed<C extends Candidate, R extends Reserved, T>(
   if (log) {
     log.respond(served.result);
     if (bill.usage) log.usage = { ...bill.usage };
+    noteRouting(log, bill.routing);
   }
   // The tokens are trued up beside the charge: `units` is what a token-priced call used (chat: input and output;
   // embeddings: input), and only such calls admit tokens.

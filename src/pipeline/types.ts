@@ -82,6 +82,8 @@ export interface Bill {
   usage?: ReportedUsage;
   /** For a routed request: what it saved against the router's baseline (chat/routed.ts). */
   savedNanos?: bigint;
+  /** For a routed request: the router's decision with that saving, as the request's record keeps it. */
+  routing?: unknown;
   /** The name of the pool credential that served the call (never its secret). */
   credential?: string;
 }

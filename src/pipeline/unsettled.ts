@@ -4,7 +4,7 @@ import type { Spending } from '../billing/spending.ts';
 /** How a request that settled nothing ended: the status the client got, and the error it read. */
 export interface UnsettledEnd {
   status: number;
-  /** Absent when the record already names it (the HTTP layer notes the error as it answers it). */
+  /** Absent when no error went through the error handler (the record then names none). */
   error?: { type: string; message: string } | undefined;
 }
 

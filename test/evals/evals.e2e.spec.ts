@@ -271,6 +271,13 @@ describe('evals: three candidates, twenty items, one winner per metric', () => {
       5000,
     );
     expect(logged.body).toMatchObject({ requested_model: `eval:${e.id}`, model: CHEAP });
+    // And why that model: the alias's resolution, as a routed request's record keeps the router's decision.
+    expect(logged.body.routing).toEqual({
+      requested: `eval:${e.id}`,
+      strategy: 'eval',
+      chosen: CHEAP,
+      reason: `eval:${e.id}`,
+    });
 
     const anthropic = new Anthropic({ apiKey: key, baseURL: gateway.url, maxRetries: 0 });
     const message = await anthropic.messages

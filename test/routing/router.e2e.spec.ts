@@ -440,6 +440,13 @@ describe('the automatic router, through the openai SDK against three simulated p
     expect(failed.status).toBe(400);
     expect(failed.headers.get('x-routing-model')).toBe(decision.chosen);
     expect(failed.headers.get('x-routing-strategy')).toBe('cost');
+    // Its record says how it was routed, as a served request's does.
+    const failedRecord = await eventually(
+      () => get(`/requests/${failed.headers.get('x-request-id')}`),
+      (r) => r.status === 400,
+      3000,
+    );
+    expect(failedRecord.routing).toMatchObject({ strategy: 'cost', chosen: decision.chosen });
 
     // A server error on the chosen model: the next candidate serves, as a `models` fallback would.
     upstreamOf(decision.chosen).script({ kind: 'error', status: 500 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { listRequests, type RequestFilter } from '../../../projections/requests/queries.ts';
-import { RequestLog } from '../../billing/request-log.ts';
 import { RequestRefused } from '../../contracts/errors.ts';
+import { meteredContext, openRecord } from '../../pipeline/record.ts';
 import type { CallContext } from '../../pipeline/types.ts';
 import { findLoggedRequest, type LoggedRequest, loggedBodies, loggedRequest } from '../../requests/lookup.ts';
 import { cacheHit } from '../../requests/view.ts';
@@ -180,14 +180,19 @@ ${bodies ? html`<pre id="response-body">${JSON.stringify(bodies.response, null, 
         if (!reply.raw.writableFinished) gone.abort();
       });
       // Logged as the API's own replay would be, under the dashboard's request id.
-      const log = new RequestLog(deps.requestBodies, {
+      const log = openRecord(deps.requestBodies, {
         requestId,
         auth: holder,
         endpoint: '/v1/replays',
         body: input,
       });
-      log.metered = true;
-      const call: CallContext = { auth: holder, requestId, tag: null, signal: gone.signal, log };
+      const call = meteredContext<CallContext>({
+        auth: holder,
+        requestId,
+        tag: null,
+        signal: gone.signal,
+        log,
+      });
       const replay = await deps.replays.create(call, input);
       return reply.redirect(`/dashboard/replays?created=${encodeURIComponent(replay.id)}`, 303);
     },

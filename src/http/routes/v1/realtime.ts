@@ -8,6 +8,7 @@ import { prepareStream } from '../../../modalities/realtime/service.ts';
 import { RealtimeSession } from '../../../modalities/realtime/session.ts';
 import { modelHeaders } from '../../../pipeline/headers.ts';
 import type { ModalityDeps } from '../../../pipeline/priced.ts';
+import { meteredContext } from '../../../pipeline/record.ts';
 import { describeError } from '../../errors.ts';
 
 /** How long the provider may take, after the stream is closed, to send its last results and summary. */
@@ -35,17 +36,13 @@ export const realtimeRoutes =
         const log = (error: unknown, message: string) => request.log.error({ err: error }, message);
         const tag = requestTag(given, sub?.defaultTag ?? null);
         // A stream refused before it opens (402, the provider's refusal) is recorded as the failure it was.
-        if (request.requestLog) {
-          request.requestLog.metered = true;
-          request.requestLog.tag = tag;
-        }
-        const context = {
+        const context = meteredContext({
           auth: request.auth,
           requestId: request.id,
           tag,
           ...(request.requestLog && { log: request.requestLog }),
           signal: app.webSockets.closed(request),
-        };
+        });
         const prepared = await prepareStream(deps, context, request.query, log);
         let client: WebSocket;
         try {
