@@ -178,7 +178,7 @@ export class JobWorker {
           {
             type: 'RecordAttemptFailure',
             attempt,
-            error: asJobError(error, this.deps.describeError),
+            error: asJobError(error, this.deps.describeError, history.queued.model),
             retryAt,
           },
           this.context(),
@@ -219,7 +219,7 @@ export class JobWorker {
 
   /** Fails the job with the error as the API's clients read it; its hold is released. */
   private fail(history: JobHistory, error: unknown): Promise<void> {
-    return failJob(this.deps, history, asJobError(error, this.deps.describeError));
+    return failJob(this.deps, history, asJobError(error, this.deps.describeError, history.queued.model));
   }
 }
 

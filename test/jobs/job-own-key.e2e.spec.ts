@@ -162,6 +162,9 @@ it('fails a job the provider refuses on the own key when the account allows no f
   const job = await ended((await json(accepted)).id);
   expect(job.status).toBe('failed');
   expect(job.error.message).toContain('Invalid API key');
+  // Read as a served call's refusal by its provider reads (docs/api.md, "Upstream errors").
+  expect(job.error).toMatchObject({ type: 'invalid_request_error', code: 400 });
+  expect(job.error.message).toMatch(/^The provider refused the request: meshy\//);
   expect(meshyCalls(from)).toEqual([`POST ${REFUSED}`]);
   expect(await holdEnd(accepted.headers.get('x-request-id') ?? '')).toEqual(['failed']);
 });
