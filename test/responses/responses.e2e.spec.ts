@@ -93,6 +93,9 @@ describe('POST /v1/responses through the official openai SDK', () => {
     });
     expect(response.headers.get('x-model')).toBe('openai/gpt-4o-mini');
     expect(response.headers.get('x-provider')).toBe('openai');
+    // The response cache does not serve this endpoint, and says so as for a request it does not look up.
+    expect(response.headers.get('x-cache-status')).toBe('skip');
+    expect(response.headers.get('cache-status')).toBe('gateway; fwd=bypass');
 
     const chat = await client.chat.completions
       .create(
@@ -564,6 +567,7 @@ describe('POST /v1/completions (legacy)', () => {
       usage: { prompt_tokens: 4 + 3, completion_tokens: 5, total_tokens: 12 },
     });
     expect(response.headers.get('x-model')).toBe(instruct);
+    expect(response.headers.get('x-cache-status')).toBe('skip');
     const chat = await client.chat.completions
       .create({ model: instruct, messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 20 })
       .withResponse();
