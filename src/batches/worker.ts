@@ -307,9 +307,16 @@ export class BatchWorker {
           body,
         })
       : undefined;
-    const context = meteredContext({ auth, requestId, tag: batch.tag, signal: NEVER, ...(log && { log }) });
     // The requester's own provider key serves its line first, as any of its requests (docs/batches.md).
-    const deps = { ...this.options.chat, ownKeysOf: auth };
+    const context = meteredContext({
+      auth,
+      requestId,
+      tag: batch.tag,
+      signal: NEVER,
+      ownKeys: true,
+      ...(log && { log }),
+    });
+    const deps = this.options.chat;
     try {
       if (batch.endpoint === '/v1/embeddings') {
         const served = await createEmbeddings(deps, context, body as EmbeddingsRequest, discount);

@@ -4,6 +4,7 @@ import type { ResponseCache } from '../cache/cache.ts';
 import type { ChatChunk, ChatCompletion, ReportedUsage } from '../contracts/chat.ts';
 import type { Discount } from '../contracts/money.ts';
 import { meteredCall, type Plan, serve } from '../pipeline/call.ts';
+import { ownerOf } from '../pipeline/own-key.ts';
 import { MeteredStream, type Opened, type StreamMeter } from '../pipeline/stream.ts';
 import type { CallContext, Outcome, PipelineDeps } from '../pipeline/types.ts';
 import { UpstreamError } from '../providers/errors.ts';
@@ -42,6 +43,7 @@ export function chatPlan<T>(
   models: ChatModels = chatModels(deps, context, body),
 ): Plan<ChatTarget, PreparedChat, T> {
   const { routed } = models;
+  const owner = ownerOf(context, discount);
   return {
     ...(context.log && { log: context.log }),
     routing: () => routingOf(routed),
@@ -62,9 +64,8 @@ export function chatPlan<T>(
     reserve: (target, ownKeyOnly) =>
       prepareChat(deps.spending, context, target.model, body, ownKeyOnly ? 'byok' : discount),
     call,
-    // Own provider keys serve a client's requests at the normal price; discounted work (batch lines) uses the
-    // operator's pools, whose charge its batch accounting expects.
-    ...(discount === 'none' && { owner: context.auth }),
+    // Own provider keys serve a client's requests and its batch lines; the gateway's own work keeps the pools.
+    ...(owner && { owner }),
     affinity: {
       key: () => openingOf(context, body),
       ...(context.preferCredential !== undefined && { prefer: context.preferCredential }),

@@ -71,7 +71,7 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
   const candidates = await plan.resolve();
   noteRouting(plan.log, plan.routing?.());
   for (const [index, candidate] of candidates.entries()) {
-    const own = ownKeyRoute(deps.ownKeys, plan.owner ?? deps.ownKeysOf, candidate);
+    const own = ownKeyRoute(deps.ownKeys, plan.owner, candidate);
     const reserved = await plan.reserve(candidate, own !== undefined && !own.fallback);
     const started = performance.now();
     try {

@@ -32,6 +32,14 @@ export interface OwnKeyRoute {
   fallback: boolean;
 }
 
+/** Whose own provider keys a call of `context` at `discount` may use: the requester's, or none (`ownKeys`). */
+export function ownerOf(
+  context: { auth: Pick<KeyHolder, 'accountId' | 'subAccountId'>; ownKeys?: boolean },
+  discount: string,
+): Pick<KeyHolder, 'accountId' | 'subAccountId'> | undefined {
+  return (context.ownKeys ?? discount === 'none') ? context.auth : undefined;
+}
+
 export function ownKeyRoute(
   ownKeys: OwnKeys | undefined,
   owner: Pick<KeyHolder, 'accountId' | 'subAccountId'> | undefined,

@@ -3,6 +3,7 @@ import type { ModalityUpstream } from '../contracts/modality.ts';
 import { type Discount, type PriceLine, priceCharge } from '../contracts/money.ts';
 import { meteredCall } from './call.ts';
 import { reserve } from './ledger.ts';
+import { ownerOf } from './own-key.ts';
 import type { CallContext, Outcome, PipelineDeps } from './types.ts';
 
 /** The endpoints priced by lines share the chat path's dependencies: the catalog, keys, ledger and health. */
@@ -42,6 +43,7 @@ export async function pricedCall<R>(
   worstTokens?: number,
 ): Promise<Served<R>> {
   const worst = priceCharge(worstCase, discount).chargedNanos;
+  const owner = ownerOf(context, discount);
   const { model } = target;
   const { result, outcome } = await meteredCall(deps, {
     resolve: () => [{ model, upstream: target.upstream }],
@@ -66,9 +68,8 @@ export async function pricedCall<R>(
       usageReported: billed.usageReported,
       units: billed.units,
     }),
-    // The requester's own provider key first, charged the fee alone, as chat does (docs/providers.md). A discounted
-    // call names no owner here: a batch line's is named by the batch worker (`deps.ownKeysOf`).
-    ...(discount === 'none' && { owner: context.auth }),
+    // The requester's own provider key first, charged the fee alone, as chat does (docs/providers.md).
+    ...(owner && { owner }),
   });
   return { ...outcome, result: result.answer };
 }

@@ -22,12 +22,6 @@ export interface PipelineDeps {
   credentials?: CredentialPools;
   /** The provider keys accounts bring, tried before the pools for a plan that names its owner. */
   ownKeys?: OwnKeys;
-  /**
-   * Whose own provider keys serve a plan that names no owner of its own. Discounted plans (a batch line, a shadow
-   * replay) name none, and keep the operator's pools; a batch line the gateway runs is its requester's request to
-   * the provider all the same, so the batch worker names its requester here (docs/batches.md, Own provider keys).
-   */
-  ownKeysOf?: Pick<KeyHolder, 'accountId' | 'subAccountId'>;
 }
 
 /** Who is asking, under which cost tag, and a signal that fires when the client goes away. */
@@ -52,6 +46,13 @@ export interface CallContext {
   tokenLimit?: TokenLimit;
   /** The pool credential a follow-up's earlier response was served on, kept when it can be (Responses). */
   preferCredential?: string;
+  /**
+   * Whether the requester's own provider keys serve the call first (docs/providers.md, Bring your own key). Unset,
+   * a call at the normal price does and discounted work does not (an eval's calls, a shadow replay: the gateway's
+   * own work keeps the operator's pools). A batch line the gateway runs is its requester's request to the provider
+   * all the same, so the batch worker sets it (docs/batches.md, Own provider keys).
+   */
+  ownKeys?: boolean;
 }
 
 /**
