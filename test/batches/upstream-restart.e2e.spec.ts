@@ -73,10 +73,15 @@ it('a gateway killed while its upstream batch runs: the next process polls the s
     line('r2', 'openai/gpt-4o-mini', 'two'),
     line('r3', 'openai/gpt-4o-mini', 'three'),
   ]);
-  // The upstream batch is submitted, recorded, and polled at least once before the kill.
+  // The upstream batch is submitted, recorded, and polled at least once before the kill, and the holds read model
+  // (which follows the log) shows the lines' holds.
   const deadline = Date.now() + 30_000;
-  while (calls(sims.openai, 'GET', /^\/v1\/batches\/batch_sim/).length === 0) {
-    if (Date.now() > deadline) throw new Error('the gateway never polled its upstream batch');
+  while (
+    calls(sims.openai, 'GET', /^\/v1\/batches\/batch_sim/).length === 0 ||
+    (await openHolds(pool, created.id)) < 3
+  ) {
+    if (Date.now() > deadline)
+      throw new Error('the gateway never polled its upstream batch with its 3 holds open');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   expect(await openHolds(pool, created.id)).toBe(3);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { budgetStream } from '../../events/budget.ts';
+import { dailyUsage } from '../../projections/usage/index.ts';
 import { chat, say } from '../support/chat.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
@@ -59,7 +60,16 @@ it('records each account’s usage of the previous UTC day once', async () => {
   now = new Date('2026-05-11T09:00:00Z');
   for (let i = 0; i < 3; i++)
     expect((await chat(gateway.url, account.key, say(`day ${i}`))).status).toBe(200);
-  await new Promise((r) => setTimeout(r, 300));
+  // The day is summarized once, from the usage read model: it must hold the three requests before the day ends.
+  const folded = await eventually(
+    async () =>
+      (await dailyUsage(gateway.runtime.database.pool, '2026-05-11')).find(
+        (row) => row.account_id === account.account_id,
+      )?.requests,
+    (requests) => requests === '3',
+    5000,
+  );
+  expect(folded).toBe('3');
   now = new Date('2026-05-12T00:06:00Z');
   const events = await eventually(
     () => gateway.runtime.store.readStream(`account-${account.account_id}`),

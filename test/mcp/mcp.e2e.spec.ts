@@ -16,6 +16,7 @@ let subAccountId: string;
 /** A chat completion made through the MCP server, as a replay's source. */
 let loggedChatId: string;
 const clients: Client[] = [];
+const FUNDED_CENTS = 1000;
 
 /** The SDK's own client over Streamable HTTP; `modern` speaks the current revision, else the 2025 one. */
 async function connect(key: string, modern = true): Promise<Client> {
@@ -53,7 +54,7 @@ beforeAll(async () => {
   const account = await json(await gateway.admin('/accounts', { name: 'agents' }));
   accountId = account.account_id;
   mainKey = account.key;
-  await gateway.admin(`/accounts/${accountId}/top-ups`, { cents: 1000, reference: 'mcp-1' });
+  await gateway.admin(`/accounts/${accountId}/top-ups`, { cents: FUNDED_CENTS, reference: 'mcp-1' });
   const sub = await json(
     await v1('/sub-accounts', mainKey, {
       method: 'POST',
@@ -112,7 +113,13 @@ describe('the MCP server at /mcp, driven by the SDK client', () => {
 
   it('chats with a local model and a provider, charges it like the HTTP API and logs the call', async () => {
     const client = await connect(mainKey);
-    const before = await json(await v1('/balance', mainKey));
+    // The baseline once the balance read model shows the funding: read before it folded the top-up, the baseline
+    // would be 0 and the balance, charged from 1,000 cents, would never come down to the expected figure.
+    const before = await eventually(
+      async () => json(await v1('/balance', mainKey)),
+      (b) => b.cents === FUNDED_CENTS,
+      3000,
+    );
 
     const local = await call(client, 'chat', { model: 'local/echo', prompt: 'Bonjour, agent' });
     expect(local).toMatchObject({
