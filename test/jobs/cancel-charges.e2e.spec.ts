@@ -4,6 +4,7 @@ import { toNewEvent } from '../../events/index.ts';
 import { jobStream } from '../../events/job.ts';
 import { nanosToCents, priceCharge } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { endedHolds } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import { type JobProviders, jobProviderEnv, MUSIC_BYTES, startJobProviders } from '../upstreams/jobs.ts';
 
@@ -63,21 +64,8 @@ const spentCents = async (subId: string, expected: number) =>
     )
   ).spent_cents;
 
-/** How the job's hold ended, by the request that made it (read from the holds read model once it has ended). */
-async function holdEnd(requestId: string): Promise<string[]> {
-  const rows = await eventually(
-    async () =>
-      (
-        await gateway.runtime.database.pool.query<{ status: string }>(
-          'SELECT status FROM holds WHERE request_id = $1',
-          [requestId],
-        )
-      ).rows,
-    (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-    15_000,
-  );
-  return rows.map((row) => row.status);
-}
+/** How the job's hold ended, by the request that made it. */
+const holdEnd = (requestId: string) => endedHolds(gateway.runtime.database.pool, requestId);
 
 beforeAll(async () => {
   providers = await startJobProviders();

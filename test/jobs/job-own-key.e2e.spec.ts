@@ -5,6 +5,7 @@ import { START } from '../../events/store.ts';
 import { nanosToCents } from '../../src/contracts/money.ts';
 import { runCli } from '../support/cli.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { endedHolds } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import { logicalStream } from '../support/logical-events.ts';
 import { type JobProviders, jobProviderEnv, MUSIC_BYTES, startJobProviders } from '../upstreams/jobs.ts';
@@ -71,21 +72,8 @@ async function settlementOf(requestId: string) {
   return settled;
 }
 
-/** How the job's hold ended (the holds read model follows the log). */
-async function holdEnd(requestId: string): Promise<string[]> {
-  const rows = await eventually(
-    async () =>
-      (
-        await gateway.runtime.database.pool.query<{ status: string }>(
-          'SELECT status FROM holds WHERE request_id = $1',
-          [requestId],
-        )
-      ).rows,
-    (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-    10_000,
-  );
-  return rows.map((row) => row.status);
-}
+/** How the job's hold ended. */
+const holdEnd = (requestId: string) => endedHolds(gateway.runtime.database.pool, requestId, 10_000);
 
 beforeAll(async () => {
   providers = await startJobProviders();

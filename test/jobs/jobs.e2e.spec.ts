@@ -6,6 +6,7 @@ import { toNewEvent } from '../../events/index.ts';
 import { type JobEvent, jobStream } from '../../events/job.ts';
 import { nanosToCents, priceCharge } from '../../src/contracts/money.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { endedHolds } from '../support/holds.ts';
 import { type Json, json } from '../support/json.ts';
 import {
   type JobProviders,
@@ -69,20 +70,7 @@ async function usageOf(g: TestGateway, k: string, tag: string): Promise<Json | u
   return report.data.find((row: Json) => row.tag === tag);
 }
 
-async function holdStatus(g: TestGateway, requestId: string): Promise<string[]> {
-  const rows = await eventually(
-    async () =>
-      (
-        await g.runtime.database.pool.query<{ status: string }>(
-          'SELECT status FROM holds WHERE request_id = $1',
-          [requestId],
-        )
-      ).rows,
-    (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
-    15_000,
-  );
-  return rows.map((row) => row.status);
-}
+const holdStatus = (g: TestGateway, requestId: string) => endedHolds(g.runtime.database.pool, requestId);
 
 const perUnitCents = (dollarsPerUnit: string, units: number) => {
   const [w = '0', f = ''] = dollarsPerUnit.split('.');

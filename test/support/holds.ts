@@ -26,3 +26,18 @@ export async function holdsOf(pool: pg.Pool, requestId: unknown): Promise<string
     3000,
   );
 }
+
+/**
+ * How the stored holds of a request ended (a job's, held durably when it was queued), once none is open: read from
+ * the holds read model, which follows the log.
+ */
+export async function endedHolds(pool: pg.Pool, requestId: string, timeoutMs = 15_000): Promise<string[]> {
+  const rows = await eventually(
+    async () =>
+      (await pool.query<{ status: string }>('SELECT status FROM holds WHERE request_id = $1', [requestId]))
+        .rows,
+    (found) => found.length > 0 && found.every((row) => row.status !== 'open'),
+    timeoutMs,
+  );
+  return rows.map((row) => row.status);
+}
