@@ -41,6 +41,8 @@ const COLUMNS = `id, account_id AS "accountId", sub_account_id AS "subAccountId"
 export class ProviderKeyStore {
   /** Opened secrets by key id, with who owns each: one sub-account's or the account's own (`subAccountId` null). */
   private readonly index = new Map<string, Omit<ProviderKeyRow, 'sealed'> & { opened: OwnKey }>();
+  /** The ids of `index` by account: every served request asks for its account's keys, never for everyone's. */
+  private readonly byAccount = new Map<string, Set<string>>();
   /** Keys removed since start (ids are never reused): a few bytes each. */
   private readonly removed = new Set<string>();
 
@@ -69,7 +71,7 @@ export class ProviderKeyStore {
 
   async delete(id: string): Promise<void> {
     await this.sql.query('DELETE FROM provider_keys WHERE id = $1', [id]);
-    this.index.delete(id);
+    this.drop(id);
   }
 
   /** The owner's keys, newest last (never their secrets). */
@@ -90,13 +92,13 @@ export class ProviderKeyStore {
     );
     const [row] = rows;
     if (row) this.hold(row);
-    else this.index.delete(id);
+    else this.drop(id);
   }
 
   /** Forgets a removed key at once, before its row goes, and for good: a read still under way cannot bring it back. */
   forget(id: string): void {
     this.removed.add(id);
-    this.index.delete(id);
+    this.drop(id);
   }
 
   /**
@@ -106,8 +108,9 @@ export class ProviderKeyStore {
   ownKey(holder: Pick<KeyHolder, 'accountId' | 'subAccountId'>, provider: string): OwnKey | undefined {
     let mine: { at: number; opened: OwnKey } | undefined;
     let account: { at: number; opened: OwnKey } | undefined;
-    for (const entry of this.index.values()) {
-      if (entry.accountId !== holder.accountId || entry.provider !== provider) continue;
+    for (const id of this.byAccount.get(holder.accountId) ?? []) {
+      const entry = this.index.get(id);
+      if (!entry || entry.provider !== provider) continue;
       const at = entry.createdAt.getTime();
       if (entry.subAccountId === null) {
         if (!account || at >= account.at) account = { at, opened: entry.opened };
@@ -141,6 +144,17 @@ export class ProviderKeyStore {
     if (this.removed.has(row.id)) return;
     const { sealed, ...entry } = row;
     this.index.set(row.id, { ...entry, opened: this.open(row.id, row.name, sealed) });
+    const ids = this.byAccount.get(row.accountId) ?? new Set<string>();
+    this.byAccount.set(row.accountId, ids.add(row.id));
+  }
+
+  private drop(id: string): void {
+    const entry = this.index.get(id);
+    if (!entry) return;
+    this.index.delete(id);
+    const ids = this.byAccount.get(entry.accountId);
+    ids?.delete(id);
+    if (ids?.size === 0) this.byAccount.delete(entry.accountId);
   }
 
   private open(id: string, name: string, sealed: string): OwnKey {
