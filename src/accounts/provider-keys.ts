@@ -3,6 +3,7 @@ import { AccountCommands } from '../../commands/account/handler.ts';
 import type { EventStore } from '../../events/store.ts';
 import { invalidField, RequestRefused } from '../contracts/errors.ts';
 import type { KeyHolder, LiveAccounts } from './live-state.ts';
+import { last4Of } from './operator-credential-views.ts';
 import type { OwnKey, ProviderKeyRow, ProviderKeyStore } from './provider-key-store.ts';
 
 export const MAX_PROVIDER_KEY_NAME = 100;
@@ -103,7 +104,7 @@ export class ProviderKeys {
       subAccountId: holder.subAccountId,
       provider,
       name,
-      last4: apiKey.slice(-4),
+      last4: last4Of(apiKey),
       sealed: this.keys.box.seal(apiKey),
       createdAt: now,
     };

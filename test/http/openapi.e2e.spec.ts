@@ -192,6 +192,21 @@ const REQUESTS = (): Replayed[] => [
     credential: 'admin',
     status: 404,
   },
+  { path: '/v1/provider-keys', method: 'GET', url: '/v1/provider-keys', credential: 'key', status: 200 },
+  {
+    path: '/admin/providers/credentials',
+    method: 'GET',
+    url: '/admin/providers/credentials',
+    credential: 'admin',
+    status: 200,
+  },
+  {
+    path: '/admin/providers/{provider}/credentials',
+    method: 'GET',
+    url: '/admin/providers/openai/credentials',
+    credential: 'admin',
+    status: 200,
+  },
   { path: '/healthz', method: 'GET', url: '/healthz', credential: 'none', status: 200 },
   { path: '/readyz', method: 'GET', url: '/readyz', credential: 'none', status: 200 },
 ];
@@ -242,6 +257,61 @@ describe('OpenAPI document', () => {
         `${request.method} ${request.url} ${JSON.stringify(body).slice(0, 300)}`,
       ).toEqual([]);
     }
+  });
+
+  it('describes the provider keys and the operator credential routes by their fields, with no secret', () => {
+    interface JsonSchema {
+      properties?: Record<string, JsonSchema>;
+      items?: JsonSchema;
+    }
+    /** The property names of the 200 body's schema, or of the one `at` leads to (`[]`: an array's items). */
+    const fields = (path: string, method: string, at: string[] = []) => {
+      let schema = schemaFor(path, method, 200) as JsonSchema | undefined;
+      for (const step of at) schema = step === '[]' ? schema?.items : schema?.properties?.[step];
+      return Object.keys(schema?.properties ?? {}).sort();
+    };
+    const providerKey = ['created_at', 'id', 'last4', 'name', 'object', 'provider', 'sub_account_id'];
+    expect(fields('/v1/provider-keys', 'POST')).toEqual(providerKey);
+    expect(fields('/v1/provider-keys', 'GET')).toEqual(['data', 'object']);
+    expect(fields('/v1/provider-keys', 'GET', ['data', '[]'])).toEqual(providerKey);
+    expect(fields('/v1/provider-keys/{id}', 'DELETE')).toEqual(['deleted', 'id', 'object']);
+
+    const credential = [
+      'last4',
+      'limit',
+      'limits',
+      'message',
+      'name',
+      'reason',
+      'since',
+      'source',
+      'state',
+      'until',
+      'weight',
+    ];
+    const pools = '/admin/providers/credentials';
+    const pool = '/admin/providers/{provider}/credentials';
+    const one = `${pool}/{name}`;
+    expect(fields(pools, 'GET')).toEqual(['data', 'object']);
+    expect(fields(pools, 'GET', ['data', '[]'])).toEqual(['credentials', 'provider']);
+    expect(fields(pools, 'GET', ['data', '[]', 'credentials', '[]'])).toEqual(credential);
+    expect(fields(pool, 'GET', ['credentials', '[]'])).toEqual(credential);
+    for (const [path, method] of [
+      [pool, 'POST'],
+      [one, 'PATCH'],
+      [one, 'POST'],
+    ] as const) {
+      expect(fields(path, method), `${method} ${path}`).toEqual(['credential', 'provider']);
+      expect(fields(path, method, ['credential'])).toEqual(credential);
+      expect(fields(path, method, ['credential', 'limits'])).toEqual(['monthly_spend_cents', 'rpm', 'tpm']);
+    }
+    expect(fields(one, 'DELETE')).toEqual(['deleted', 'name', 'object', 'provider']);
+    // The request bodies take the secret (`key`, `api_key`); no answer has a field for one.
+    const answers = [pools, pool, one, '/v1/provider-keys', '/v1/provider-keys/{id}'].flatMap((path) =>
+      Object.values(doc.paths[path] ?? {}).map((operation) => operation.responses),
+    );
+    expect(answers).toHaveLength(9);
+    expect(JSON.stringify(answers)).not.toMatch(/"(?:key|api_key|secret)":/);
   });
 
   it('refuses answers of the wrong shape', async () => {

@@ -99,11 +99,27 @@ describe('bring your own key', () => {
     const text = await created.text();
     expect(text).not.toContain(OWN_KEY);
     const body = JSON.parse(text);
-    expect(body).toMatchObject({ object: 'provider_key', provider: 'openai', name: 'mine', last4: '7Qz9' });
+    // Every field of the documented shape, and no other (the answer is serialized through its response schema).
+    expect(body).toEqual({
+      object: 'provider_key',
+      id: expect.stringMatching(/^pk_/),
+      provider: 'openai',
+      name: 'mine',
+      last4: '7Qz9',
+      sub_account_id: null,
+      created_at: expect.any(Number),
+    });
     keyId = body.id;
     const listed = await (await v1(mainKey, 'GET', '/provider-keys')).text();
     expect(listed).not.toContain(OWN_KEY);
-    expect(JSON.parse(listed).data.map((k: { id: string }) => k.id)).toEqual([keyId]);
+    expect(JSON.parse(listed)).toEqual({ object: 'list', data: [body] });
+
+    // A short key shows no more than a quarter of itself, as an operator's credential does.
+    const short = await json(
+      await v1(mainKey, 'POST', '/provider-keys', { provider: 'mistral', api_key: 'sk-short', name: 'short' }),
+    );
+    expect(short.last4).toBe('rt');
+    expect((await v1(mainKey, 'DELETE', `/provider-keys/${short.id}`)).status).toBe(200);
   });
 
   it("sends the account's requests with its own key and charges only the fee", async () => {
@@ -173,7 +189,9 @@ describe('bring your own key', () => {
     expect(refused.status).toBe(403);
     expect((await json(refused)).error.type).toBe('permission_error');
     await gateway.admin(`/accounts/${accountId}/settings`, { byok_sub_accounts: true });
-    expect((await register()).status).toBe(200);
+    const registered = await register();
+    expect(registered.status).toBe(200);
+    expect(await json(registered)).toMatchObject({ name: 'theirs', sub_account_id: sub.id });
     await ask(new OpenAI({ apiKey: sub.key, baseURL: `${gateway.url}/v1`, maxRetries: 0 }));
     expect(lastKey()).toBe('sk-sub-secret-0001');
   });
@@ -221,7 +239,7 @@ describe('bring your own key', () => {
 
   it("goes back to the operator's pool once the key is removed", async () => {
     const removed = await v1(mainKey, 'DELETE', `/provider-keys/${keyId}`);
-    expect(await json(removed)).toMatchObject({ id: keyId, deleted: true });
+    expect(await json(removed)).toEqual({ object: 'provider_key', id: keyId, deleted: true });
     expect((await v1(mainKey, 'DELETE', `/provider-keys/${keyId}`)).status).toBe(404);
     await ask();
     expect(lastKey()).toBe(OPERATOR_KEY);

@@ -132,20 +132,35 @@ describe('credentials the operator adds at runtime', () => {
     expect(added.status).toBe(200);
     const text = await added.text();
     expect(text).not.toContain(TEAM_X);
-    expect(JSON.parse(text).credential).toMatchObject({
-      name: 'team-x',
-      weight: 5,
-      state: 'active',
-      source: 'api',
-      last4: 'X1x1',
-      limits: { rpm: 1000, tpm: null, monthly_spend_cents: null },
+    // Every field, and no other (the answer is serialized through its response schema).
+    expect(JSON.parse(text)).toEqual({
+      provider: 'openai',
+      credential: {
+        name: 'team-x',
+        weight: 5,
+        state: 'active',
+        reason: null,
+        since: null,
+        until: null,
+        message: null,
+        limit: null,
+        source: 'api',
+        last4: 'X1x1',
+        limits: { rpm: 1000, tpm: null, monthly_spend_cents: null },
+      },
     });
     const again = await call(first, 'POST', POOL, { name: 'team-x', key: 'sk-other' });
     expect(again.status).toBe(409);
     expect((await json(again)).error.type).toBe('conflict_error');
 
     await until(second, (views) => named(views, 'team-x')?.weight === 5);
-    await onlyAdded(second);
+    expect((await json(await onlyAdded(second))).credential).toMatchObject({
+      name: 'default',
+      state: 'out',
+      reason: 'operator',
+      since: expect.any(String),
+      source: 'config',
+    });
     expect(await ask(second)).toBe(TEAM_X);
     expect(await lastChargeNames(1)).toEqual(['team-x']);
   });
@@ -198,7 +213,12 @@ describe('credentials the operator adds at runtime', () => {
       second.env,
     );
     expect(removed.code, removed.stderr).toBe(0);
-    expect(removed.json).toMatchObject({ provider: 'openai', name: 'team-y', deleted: true });
+    expect(removed.json).toEqual({
+      object: 'provider_credential',
+      provider: 'openai',
+      name: 'team-y',
+      deleted: true,
+    });
     // Answered once the instance that removed it applied it; the other follows.
     expect(named(await listed(second), 'team-y')).toBeUndefined();
     await until(

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { NANOS_PER_CENT } from '../../../../events/money.ts';
 import type { CredentialChange, NewCredential } from '../../../accounts/operator-credentials.ts';
 
@@ -37,3 +38,43 @@ export function changeOf(body: {
     ...(spend !== undefined && { monthlySpendNanos: spend === null ? null : nanosOf(spend) }),
   };
 }
+
+/**
+ * A credential as the admin routes answer it (`CredentialView`): what `/v1/health/providers` shows, with its source,
+ * `last4` and limits. Declared so that the OpenAPI document describes it, and, as the answer is serialized through
+ * it, a field added to the view later (a secret among them) is left out rather than sent.
+ */
+export const CredentialBody = z.object({
+  name: z.string(),
+  weight: z.number().int().min(0),
+  state: z.enum(['active', 'cooling', 'out']),
+  reason: z.enum(['unauthorized', 'forbidden', 'quota', 'operator', 'rate_limited']).nullable(),
+  since: z.string().nullable(),
+  until: z.string().nullable(),
+  message: z.string().nullable(),
+  limit: z.object({ reached: z.enum(['rpm', 'tpm', 'monthly_spend']), until: z.string() }).nullable(),
+  source: z.enum(['api', 'config']),
+  last4: z.string(),
+  limits: z.object({
+    rpm: z.number().int().nullable(),
+    tpm: z.number().int().nullable(),
+    monthly_spend_cents: z.number().int().nullable(),
+  }),
+});
+
+const PoolBody = z.object({ provider: z.string(), credentials: z.array(CredentialBody) });
+
+export const CredentialResponses = {
+  list: { 200: z.object({ object: z.literal('list'), data: z.array(PoolBody) }) },
+  pool: { 200: PoolBody },
+  // Absent only if the credential went (another request removed it) between the change and the answer.
+  one: { 200: z.object({ provider: z.string(), credential: CredentialBody.optional() }) },
+  removed: {
+    200: z.object({
+      object: z.literal('provider_credential'),
+      provider: z.string(),
+      name: z.string(),
+      deleted: z.literal(true),
+    }),
+  },
+};

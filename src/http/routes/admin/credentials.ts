@@ -5,7 +5,7 @@ import type { OperatorCredentials } from '../../../accounts/operator-credentials
 import { credentialFields } from '../../../config-file.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import { type CredentialPools, UnknownCredential } from '../../../providers/credentials/pool.ts';
-import { changeOf, newCredentialOf } from './credential-bodies.ts';
+import { CredentialResponses, changeOf, newCredentialOf } from './credential-bodies.ts';
 
 const Provider = z.object({ provider: z.string().min(1) });
 const Named = Provider.extend({ name: z.string().min(1) });
@@ -54,20 +54,24 @@ export const adminCredentialRoutes =
       return operator;
     };
 
-    app.get('/providers/credentials', () => ({
-      object: 'list',
+    app.get('/providers/credentials', { schema: { response: CredentialResponses.list } }, () => ({
+      object: 'list' as const,
       data: pools.report().map(({ provider, credentials }) => ({
         provider,
         credentials: credentialViews(pools, provider, isAdded, credentials),
       })),
     }));
-    app.get('/providers/:provider/credentials', { schema: { params: Provider } }, (request) => ({
-      provider: request.params.provider,
-      credentials: credentialViews(pools, request.params.provider, isAdded),
-    }));
+    app.get(
+      '/providers/:provider/credentials',
+      { schema: { params: Provider, response: CredentialResponses.pool } },
+      (request) => ({
+        provider: request.params.provider,
+        credentials: credentialViews(pools, request.params.provider, isAdded),
+      }),
+    );
     app.post(
       '/providers/:provider/credentials',
-      { schema: { params: Provider, body: NewCredential } },
+      { schema: { params: Provider, body: NewCredential, response: CredentialResponses.one } },
       async (request) => {
         const { provider } = request.params;
         await adding().add(provider, newCredentialOf(request.body), request.id);
@@ -76,21 +80,31 @@ export const adminCredentialRoutes =
     );
     app.patch(
       '/providers/:provider/credentials/:name',
-      { schema: { params: Named, body: CredentialChange } },
+      { schema: { params: Named, body: CredentialChange, response: CredentialResponses.one } },
       async (request) => {
         const { provider, name } = request.params;
         await adding().change(provider, name, changeOf(request.body), request.id);
         return one(provider, name);
       },
     );
-    app.delete('/providers/:provider/credentials/:name', { schema: { params: Named } }, async (request) => {
-      const { provider, name } = request.params;
-      await adding().remove(provider, name, request.id);
-      return { object: 'provider_credential', provider, name, deleted: true };
-    });
+    app.delete(
+      '/providers/:provider/credentials/:name',
+      { schema: { params: Named, response: CredentialResponses.removed } },
+      async (request) => {
+        const { provider, name } = request.params;
+        await adding().remove(provider, name, request.id);
+        return { object: 'provider_credential' as const, provider, name, deleted: true as const };
+      },
+    );
     app.post(
       '/providers/:provider/credentials/:name',
-      { schema: { params: Named, body: z.object({ in_rotation: z.boolean() }).strict() } },
+      {
+        schema: {
+          params: Named,
+          body: z.object({ in_rotation: z.boolean() }).strict(),
+          response: CredentialResponses.one,
+        },
+      },
       (request) => {
         const { provider, name } = request.params;
         try {
