@@ -116,7 +116,11 @@ describe('bring your own key', () => {
 
     // A short key shows no more than a quarter of itself, as an operator's credential does.
     const short = await json(
-      await v1(mainKey, 'POST', '/provider-keys', { provider: 'mistral', api_key: 'sk-short', name: 'short' }),
+      await v1(mainKey, 'POST', '/provider-keys', {
+        provider: 'mistral',
+        api_key: 'sk-short',
+        name: 'short',
+      }),
     );
     expect(short.last4).toBe('rt');
     expect((await v1(mainKey, 'DELETE', `/provider-keys/${short.id}`)).status).toBe(200);
