@@ -1,7 +1,13 @@
 import { mapTokenRates, ratesAt } from '../catalog/tiers.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import type { ReportedUsage } from '../contracts/chat.ts';
-import { type Charge, type Discount, type PriceLine, priceCharge } from '../contracts/money.ts';
+import {
+  type Charge,
+  type Discount,
+  type PriceLine,
+  priceCharge,
+  unitsCoveredBy,
+} from '../contracts/money.ts';
 
 const price = (value: bigint | null, fallback: bigint | null): bigint => value ?? fallback ?? 0n;
 
@@ -89,16 +95,9 @@ export function affordableOutputTokens(
   choices = 1,
   predicted = 0,
 ): number {
-  let low = 0;
-  let high = limit;
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if (
-      chatCharge(model, heldUsage(inputTokens, middle, choices, predicted), discount).chargedNanos <=
-      budgetNanos
-    )
-      low = middle;
-    else high = middle - 1;
-  }
-  return low;
+  return unitsCoveredBy(
+    (tokens) => chatCharge(model, heldUsage(inputTokens, tokens, choices, predicted), discount).chargedNanos,
+    budgetNanos,
+    limit,
+  );
 }

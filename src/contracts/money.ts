@@ -81,3 +81,15 @@ export function dollarsPerMillion(dollars: string): bigint {
   if (!match) throw new Error(`not a price in dollars: ${dollars}`);
   return BigInt(match[1] as string) * 1_000_000_000n + BigInt((match[2] ?? '').padEnd(9, '0'));
 }
+
+/** The most whole units (at most `max`) whose cost fits in `nanos`: what a grant pays for (`costOf` grows with units). */
+export function unitsCoveredBy(costOf: (units: number) => bigint, nanos: bigint, max: number): number {
+  let low = 0;
+  let high = max;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (costOf(middle) <= nanos) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}

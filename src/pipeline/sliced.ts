@@ -1,7 +1,7 @@
 import type { Hold, Spending } from '../billing/spending.ts';
 import type { CatalogModel } from '../catalog/types.ts';
 import { RequestRefused } from '../contracts/errors.ts';
-import { type Charge, type PriceLine, priceCharge } from '../contracts/money.ts';
+import { type Charge, type PriceLine, priceCharge, unitsCoveredBy } from '../contracts/money.ts';
 import { release, reserve, settle } from './ledger.ts';
 import type { CallContext } from './types.ts';
 
@@ -50,18 +50,6 @@ interface Slice {
 }
 
 type Context = Pick<CallContext, 'auth' | 'requestId' | 'tag' | 'log'>;
-
-/** The most whole units (at most `max`) whose cost fits in `nanos`. */
-export function unitsCoveredBy(costOf: (units: number) => bigint, nanos: bigint, max: number): number {
-  let low = 0;
-  let high = max;
-  while (low < high) {
-    const middle = Math.ceil((low + high) / 2);
-    if (costOf(middle) <= nanos) low = middle;
-    else high = middle - 1;
-  }
-  return low;
-}
 
 /**
  * A stream's holds, slice by slice. When a slice is refused (a cap, a tag budget or the balance), what is already

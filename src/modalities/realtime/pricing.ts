@@ -1,6 +1,11 @@
 import type { CatalogModel } from '../../catalog/types.ts';
-import { ceilDiv, type Discount, type PriceLine, priceCharge } from '../../contracts/money.ts';
-import { unitsCoveredBy } from '../../pipeline/sliced.ts';
+import {
+  ceilDiv,
+  type Discount,
+  type PriceLine,
+  priceCharge,
+  unitsCoveredBy,
+} from '../../contracts/money.ts';
 
 /** Audio one hold covers: reserved ahead, settled once streamed. */
 export const SLICE_SECONDS = 60;
