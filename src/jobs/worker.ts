@@ -16,7 +16,7 @@ import {
   type JobEndingDeps,
   notifyEnded,
 } from './ending.ts';
-import { asJobError } from './job-error.ts';
+import { asJobError, followUpFailure } from './job-error.ts';
 import { JOB_KINDS, type JobKind } from './kinds.ts';
 import { type JobHistory, readJob, resolveJobModel, type Target } from './service.ts';
 
@@ -204,7 +204,7 @@ export class JobWorker {
     } catch (error) {
       // A passing failure is polled again on the next pass; a refusal ends the job.
       if (error instanceof UpstreamError && error.retryable) return;
-      await this.fail(history, error);
+      await this.fail(history, followUpFailure(error));
       return;
     }
     if (poll.kind === 'pending') return;

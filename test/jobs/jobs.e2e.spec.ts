@@ -187,6 +187,20 @@ describe('asynchronous generation jobs', () => {
     expect(job.result_url).toBeNull();
     // The hold is the gateway's request's: its own id, not the client's X-Request-Id.
     expect(await holdStatus(gateway, response.headers.get('x-gw-request-id') as string)).toEqual(['failed']);
+
+    // A provider that took the task and then answers its status poll with a refusal (it lost the task) failed the
+    // job: the gateway's own follow-up was refused, not what the client sent.
+    const lost = await json(
+      await call(gateway, key, 'POST', '/3d/generations', { prompt: 'provider-lost please' }),
+    );
+    const ended = await settled(gateway, key, lost.id);
+    expect(ended.status).toBe('failed');
+    expect(ended.error).toEqual({
+      message: expect.stringContaining('the provider refused to report on the job: '),
+      type: 'provider_error',
+      code: 502,
+    });
+    expect(ended.error.message).toContain('Task not found');
   });
 
   it('signs URLs for a job file with expires_in, refuses bad values, and the media host refuses a tampered URL', async () => {

@@ -131,6 +131,8 @@ export async function startJobProviders(): Promise<JobProviders> {
           prompts.set(id, `${prompt} canceled`);
           return { status: 200, body: {} };
         }
+        // `provider-lost`: the provider took the task, then no longer knows it.
+        if (prompt.includes('provider-lost')) return { status: 404, body: { message: 'Task not found' } };
         const seen = (polls.get(id) ?? 0) + 1;
         polls.set(id, seen);
         const common = { id, mode: 'preview', prompt, progress: 0, created_at: Date.now() };
