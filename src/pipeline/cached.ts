@@ -64,9 +64,11 @@ export async function cachedCall<L extends CacheLookup, A, M, K>(
   endpoint: CachedEndpoint<L, A, M, K>,
   setHeaders: (headers: Record<string, string>) => void,
 ): Promise<Cached<A, M, K>> {
-  const lookup = await endpoint.lookup();
+  // The routing is recorded however the lookup ends: a refusal after the router chose still says how it was routed.
+  const lookup = await endpoint
+    .lookup()
+    .finally(() => noteRouting(context.log, endpoint.routing?.()?.record));
   noteLookup(context.log, lookup);
-  noteRouting(context.log, endpoint.routing?.()?.record);
   setHeaders(cacheHeaders(lookup));
   if (isFound(lookup)) {
     const answer = endpoint.answer(lookup);
@@ -151,6 +153,18 @@ export const BYPASSED: Bypassed = Object.freeze({
 });
 
 const isBypassed = (lookup: CacheLookup): lookup is Bypassed => lookup === BYPASSED;
+
+/**
+ * An endpoint the response cache does not serve (`/v1/responses`, `/v1/completions`): its headers and its record say
+ * so as a request the cache skips does.
+ */
+export function notCached(
+  context: Pick<CallContext, 'log'>,
+  setHeaders: (headers: Record<string, string>) => void,
+): void {
+  noteLookup(context.log, BYPASSED);
+  setHeaders(cacheHeaders(BYPASSED));
+}
 
 const isFound = <L extends CacheLookup>(lookup: L | Bypassed | undefined): lookup is Found<L> =>
   lookup?.hit !== undefined;

@@ -68,8 +68,13 @@ export async function serve<C extends Candidate, R extends Reserved, T>(
   plan: Plan<C, R, T>,
 ): Promise<Served<C, R, T>> {
   let failure: unknown;
-  const candidates = await plan.resolve();
-  noteRouting(plan.log, plan.routing?.());
+  let candidates: C[];
+  try {
+    candidates = await plan.resolve();
+  } finally {
+    // Recorded however resolving ends: a refusal after the router chose still says how it was routed.
+    noteRouting(plan.log, plan.routing?.());
+  }
   for (const [index, candidate] of candidates.entries()) {
     const own = ownKeyRoute(deps.ownKeys, plan.owner, candidate);
     const reserved = await plan.reserve(candidate, own !== undefined && !own.fallback);

@@ -116,6 +116,8 @@ describe('POST /v1/responses through the official openai SDK', () => {
       logged(chat.response.headers.get('x-request-id')),
     ]);
     expect(asResponse.endpoint).toBe('/v1/responses');
+    // Its record says what its header said of the cache.
+    expect(asResponse.cache_status).toBe('skip');
     expect(BigInt(asResponse.cost_nanos)).toBeGreaterThan(0n);
     expect(asResponse.cost_nanos).toBe(asChat.cost_nanos);
     expect(asResponse.usage).toEqual(asChat.usage);

@@ -8,7 +8,7 @@ import { tokensOnly } from '../../../chat/pricing.ts';
 import { RequestRefused } from '../../../contracts/errors.ts';
 import { nanosToCents } from '../../../contracts/money.ts';
 import type { BlobStore } from '../../../files/blob-store.ts';
-import { cacheHeaders } from '../../../pipeline/headers.ts';
+import { notCached } from '../../../pipeline/cached.ts';
 import {
   checkTextCompletion,
   completeText,
@@ -79,8 +79,9 @@ export const responsesRoutes =
         ? await credentialOf(store, body.previous_response_id)
         : undefined;
       if (credential !== undefined) context.preferCredential = credential;
-      // The response cache takes no part in this endpoint: it says so as for any request it does not look up.
-      reply.headers(cacheHeaders(undefined));
+      notCached(context, (headers) => {
+        reply.headers(headers);
+      });
       const log = request.requestLog;
       const id = log ? responseIdOf(log.logId) : `resp_${randomBytes(16).toString('hex')}`;
       if (log) store.recent.add(log.logId, owner);
@@ -151,8 +152,9 @@ export const responsesRoutes =
       const body = request.body;
       const model = checkTextCompletion(deps, body);
       const context = callContext(request, reply, live);
-      // The response cache takes no part in this endpoint: it says so as for any request it does not look up.
-      reply.headers(cacheHeaders(undefined));
+      notCached(context, (headers) => {
+        reply.headers(headers);
+      });
       if (body.stream) {
         const stream = await streamText(deps, context, body, model);
         return relaySse(
