@@ -83,6 +83,27 @@ export async function countTextsAsync(texts: string[], options: CountOptions = {
   return counts;
 }
 
+/**
+ * Each text counted exactly, as `exact` does, but no further than a limit: undefined as soon as one text is over
+ * `perText` or all of them together over `total`, so that the work stops where a model's input limit refuses.
+ */
+export async function countTextsWithin(
+  texts: string[],
+  perText: number,
+  total: number,
+): Promise<number[] | undefined> {
+  const pace = new Pace(false);
+  const counts: number[] = [];
+  let sum = 0;
+  for (const text of texts) {
+    const count = await countSliced(text, pace, Math.min(perText, total - sum));
+    if (count === undefined) return undefined;
+    sum += count;
+    counts.push(count);
+  }
+  return counts;
+}
+
 async function countAll(texts: string[], options: CountOptions = {}): Promise<number> {
   const counts = await countTextsAsync(texts, options);
   return counts.reduce((sum, count) => sum + count, 0);
@@ -128,12 +149,16 @@ class Pace {
   }
 }
 
-async function countSliced(text: string, pace: Pace): Promise<number> {
+async function countSliced(text: string, pace: Pace): Promise<number>;
+/** With `atMost`: undefined once the count is over it (the rest of the text is not counted). */
+async function countSliced(text: string, pace: Pace, atMost: number): Promise<number | undefined>;
+async function countSliced(text: string, pace: Pace, atMost = Number.POSITIVE_INFINITY) {
   let total = 0;
   for (let from = 0; from < text.length; ) {
     const to = sliceEnd(text, from);
     const slice = text.slice(from, to);
     total += pace.exhausted ? tokenUpperBound(slice) : countBounded(slice);
+    if (total > atMost) return undefined;
     from = to;
     await pace.breathe();
   }

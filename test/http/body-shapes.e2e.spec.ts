@@ -8,11 +8,13 @@ import { json } from '../support/json.ts';
 let gateway: TestGateway;
 let mainKey: string;
 let zeroCapKey: string;
+let accountId: string;
 
 beforeAll(async () => {
   gateway = await startTestGateway();
   const account = await json(await gateway.admin('/accounts', { name: 'shapes' }));
   mainKey = account.key;
+  accountId = account.account_id;
   await gateway.admin(`/accounts/${account.account_id}/top-ups`, { cents: 1000, reference: 'funding' });
   const sub = await fetch(`${gateway.url}/v1/sub-accounts`, {
     method: 'POST',
@@ -109,6 +111,37 @@ describe('a body past the shape limits', () => {
         },
       },
     });
+  });
+});
+
+describe('the built-in embedding model keeps the input limits of OpenAI’s', () => {
+  it('refuses an input over 8,192 tokens, and inputs over 300,000 tokens in all, charging nothing', async () => {
+    const charged = async () =>
+      (
+        await json(
+          await fetch(`${gateway.url}/admin/accounts/${accountId}/balance`, {
+            headers: { authorization: `Bearer ${gateway.adminToken}` },
+          }),
+        )
+      ).charged_cents;
+    const before = await charged();
+    const embed = (input: unknown) =>
+      post('/v1/embeddings', mainKey, JSON.stringify({ model: 'local/embed', input }));
+    const refused = refusal(
+      "'input': local/embed takes at most 8192 tokens per input and 300000 in all",
+      'input',
+    );
+    // " word" is one token: 9,000 of them are one input past the limit; 40 inputs of 8,000 are 320,000 in all.
+    expect(await answer(await embed(' word'.repeat(9_000)))).toEqual(refused);
+    expect(await answer(await embed(Array.from({ length: 40 }, () => ' word'.repeat(8_000))))).toEqual(
+      refused,
+    );
+    // Refused after its hold: the hold is released and nothing is charged.
+    expect(await charged()).toBe(before);
+    // At the limit it is served.
+    const atLimit = await embed(' word'.repeat(8_192));
+    expect(atLimit.status).toBe(200);
+    expect((await json(atLimit)).usage.prompt_tokens).toBe(8_192);
   });
 });
 

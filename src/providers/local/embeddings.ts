@@ -1,12 +1,20 @@
 import { invalidField } from '../../contracts/errors.ts';
 import type { EmbeddingsAdapter } from '../../contracts/modality.ts';
-import { countTextsAsync } from '../../tokens/count.ts';
+import { countTextsWithin } from '../../tokens/count.ts';
 
 /** The vector's length when the request names no `dimensions`, as OpenAI's text-embedding-3-small. */
 export const LOCAL_EMBEDDING_DIMENSIONS = 1536;
 
 /** The longest vector served (text-embedding-3-large's). */
 const MAX_DIMENSIONS = 3072;
+
+/**
+ * OpenAI's limits on an embeddings request, which `local/embed` keeps as a provider would: tokens per input (every
+ * embedding model's), and tokens summed over the inputs of one request. Beyond them the request is refused before
+ * the rest is counted, so a large body costs little.
+ */
+const MAX_INPUT_TOKENS = 8_192;
+const MAX_REQUEST_TOKENS = 300_000;
 
 /** Character n-grams of these lengths, over the lower-cased text padded with a space on each side. */
 const GRAMS = [3, 4, 5];
@@ -46,13 +54,20 @@ export const localEmbeddings: EmbeddingsAdapter = {
   async embed({ inputs, dimensions }) {
     const size = dimensions ?? LOCAL_EMBEDDING_DIMENSIONS;
     if (size > MAX_DIMENSIONS) throw invalidField('dimensions', `at most ${MAX_DIMENSIONS} for local/embed`);
+    // Counted exactly (what is billed must not exceed the hold's count), and refused past a limit before the rest.
+    const tokens = await countTextsWithin(inputs, MAX_INPUT_TOKENS, MAX_REQUEST_TOKENS);
+    if (!tokens) {
+      throw invalidField(
+        'input',
+        `local/embed takes at most ${MAX_INPUT_TOKENS} tokens per input and ${MAX_REQUEST_TOKENS} in all`,
+      );
+    }
     const vectors: number[][] = [];
     for (const input of inputs) {
       vectors.push(hashedEmbedding(input, size));
       // Hashing a long input takes a while; the loop is given back between inputs.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    const tokens = await countTextsAsync(inputs, { exact: true });
     return { vectors, inputTokens: tokens.reduce((sum, count) => sum + count, 0) };
   },
 };
