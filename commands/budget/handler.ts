@@ -48,7 +48,11 @@ export class BudgetLedger {
       onQueued?: () => void;
     } = {},
   ): Promise<BudgetDecision> {
-    let month = monthOf(this.clock());
+    // A clock behind the account's first month (an instance a moment behind the one that opened the account, at a
+    // month's turn) spends in that first month: a month before it was never the account's, and opening one would
+    // start a second ledger from nothing.
+    const now = monthOf(this.clock());
+    let month = now < firstMonth ? firstMonth : now;
     for (let attempt = 0; attempt < 3; attempt++) {
       await this.ensureOpen(accountId, month, firstMonth);
       try {
