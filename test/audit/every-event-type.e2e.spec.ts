@@ -7,10 +7,10 @@ import { categoryOf } from '../../events/categories.ts';
 import { type EventType, eventSchemas } from '../../events/index.ts';
 import { projections } from '../../projections/index.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { ensureProjectionTables } from '../../src/projections/tables.ts';
 import { runCli } from '../support/cli.ts';
-import { testDatabase } from '../support/database.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 import { type Sample, sampleEveryEventType } from './event-samples.ts';
 
 // The audit's schema check must know every event type the gateway can write: a type it did not (CachePurged)
@@ -25,11 +25,7 @@ let samples: Sample[];
 
 beforeAll(async () => {
   database = await testDatabase();
-  store = await PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-  });
+  store = await testStore(database);
   await ensureProjectionTables(database.pool, projections);
   dataDir = await mkdtemp(join(tmpdir(), 'gw-every-event-'));
   samples = sampleEveryEventType();

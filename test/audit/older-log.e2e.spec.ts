@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { START } from '../../events/store.ts';
 import { projections } from '../../projections/index.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { ensureProjectionTables } from '../../src/projections/tables.ts';
 import { chat, say } from '../support/chat.ts';
 import { runCli } from '../support/cli.ts';
-import { testDatabase } from '../support/database.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
 
@@ -65,11 +64,7 @@ const holds = reserved.length - leases;
  */
 async function seed(events: FixtureEvent[], sameHashes: boolean): Promise<Database> {
   const database = await testDatabase();
-  const store = await PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-  });
+  const store = await testStore(database);
   try {
     for (let from = 0; from < events.length; ) {
       const first = events[from] as FixtureEvent;

@@ -4,8 +4,8 @@ import { BudgetLedger } from '../../commands/budget/handler.ts';
 import { budgetStream, monthOf } from '../../events/budget.ts';
 import { SpendLeases } from '../../src/billing/leases.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
-import { testDatabase } from '../support/database.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 
 const MONTH = monthOf(new Date());
 const limits: Limits = {
@@ -20,12 +20,7 @@ describe('spend leases over the budget ledger', () => {
   let store: PostgresEventStore;
   beforeAll(async () => {
     database = await testDatabase();
-    store = await PostgresEventStore.open({
-      pool: database.pool,
-      listenConfig: database.clientConfig,
-      schema: database.schema,
-      pollIntervalMs: 200,
-    });
+    store = await testStore(database, { pollIntervalMs: 200 });
   });
   afterAll(async () => {
     await store.close();

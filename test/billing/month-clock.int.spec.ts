@@ -3,8 +3,8 @@ import type { Limits } from '../../commands/budget/decide.ts';
 import { BudgetLedger } from '../../commands/budget/handler.ts';
 import { budgetStream } from '../../events/budget.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
-import { testDatabase } from '../support/database.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 
 // An account opened in December by one instance; another instance's clock, a moment behind, still reads November
 // 30th. Its spending belongs to the account's first month, not to a November opened after December from nothing.
@@ -19,11 +19,7 @@ let store: PostgresEventStore;
 
 beforeAll(async () => {
   database = await testDatabase();
-  store = await PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-  });
+  store = await testStore(database);
 });
 afterAll(async () => {
   await store.close();

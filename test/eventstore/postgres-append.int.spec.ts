@@ -5,18 +5,13 @@ import { chainHash, GENESIS_HASH, type NewEvent, verifyChain } from '../../event
 import { DuplicateEventIdError, WrongExpectedRevisionError } from '../../events/store.ts';
 import type { Database } from '../../src/db/database.ts';
 import { EVENT_STORE_DDL } from '../../src/eventstore/postgres/schema.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { type AppendOutcome, hashedAround, writeBatch } from '../../src/eventstore/postgres/write-batch.ts';
-import { testDatabase } from '../support/database.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 import { newEvent } from './contract.ts';
 
 function storeOn(database: Database) {
-  return PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-    pollIntervalMs: 200,
-  });
+  return testStore(database, { pollIntervalMs: 200 });
 }
 
 function stream(): string {

@@ -5,18 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../events/envelope.ts';
 import { START } from '../../events/store.ts';
 import { type Database, openDatabase } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { writeBatch } from '../../src/eventstore/postgres/write-batch.ts';
-import { testDatabase } from '../support/database.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 import { eventStoreContract, newEvent, readAllFrom } from './contract.ts';
 
 function storeOn(database: Database) {
-  return PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-    pollIntervalMs: 200,
-  });
+  return testStore(database, { pollIntervalMs: 200 });
 }
 
 eventStoreContract('postgres (external server)', async () => {

@@ -6,8 +6,8 @@ import type { NewEvent } from '../../events/envelope.ts';
 import { deterministicEventId } from '../../events/index.ts';
 import { DuplicateEventIdError, UnstorableEventError } from '../../events/store.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
-import { testDatabase } from '../support/database.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 
 type Event = { type: 'Added' } | { type: 'Noticed' };
 interface State {
@@ -37,12 +37,7 @@ describe('stream writers of two instances over one store', () => {
   let store: PostgresEventStore;
   beforeAll(async () => {
     database = await testDatabase();
-    store = await PostgresEventStore.open({
-      pool: database.pool,
-      listenConfig: database.clientConfig,
-      schema: database.schema,
-      pollIntervalMs: 200,
-    });
+    store = await testStore(database, { pollIntervalMs: 200 });
   });
   afterAll(async () => {
     await store.close();
@@ -272,11 +267,7 @@ describe('one command whose event cannot be stored, in a group of clean ones', (
   let store: PostgresEventStore;
   beforeAll(async () => {
     database = await testDatabase();
-    store = await PostgresEventStore.open({
-      pool: database.pool,
-      listenConfig: database.clientConfig,
-      schema: database.schema,
-    });
+    store = await testStore(database);
   });
   afterAll(async () => {
     await store.close();

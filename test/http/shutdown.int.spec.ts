@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import { testStore } from '../support/database.ts';
 import { startTestGateway } from '../support/gateway.ts';
 import { json } from '../support/json.ts';
 
@@ -38,11 +38,7 @@ it('finishes accepted requests and their appends when closing', async () => {
     { databaseUrl: gateway.env.DATABASE_URL, dataDir: '', dbSchema: gateway.env.GATEWAY_DB_SCHEMA as string },
     { whenRunning: 'attach' },
   );
-  const store = await PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-  });
+  const store = await testStore(database);
   const stored = (await store.readStream(`account-${account.account_id}`))
     .filter((e) => e.type === 'AccountToppedUp')
     .map((e) => (e.data as { reference: string }).reference);

@@ -11,13 +11,12 @@ import { liveTables, type Projection, type Sql } from '../../projections/types.t
 import { usageProjection } from '../../projections/usage/index.ts';
 import { AccountService } from '../../src/accounts/service.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { applyEvents } from '../../src/projections/apply.ts';
 import { BatchedSql } from '../../src/projections/batched-sql.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { createTables, ensureProjectionTables } from '../../src/projections/tables.ts';
 import { readAllFrom } from '../eventstore/contract.ts';
-import { testDatabase } from '../support/database.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 import { completed, MoneyLog, mixedLog, settled } from './money-log.ts';
 
 const money = [balancesProjection, usageProjection, statementsProjection];
@@ -250,11 +249,7 @@ describe('read models folded per run', () => {
 
 describe.runIf(process.env.RUN_FOLD_MEASURE)('read-model lag', () => {
   it('measures the time from an append to its projection', async () => {
-    const store = await PostgresEventStore.open({
-      pool: database.pool,
-      listenConfig: database.clientConfig,
-      schema: database.schema,
-    });
+    const store = await testStore(database);
     await ensureProjectionTables(database.pool, projections);
     const runner = new ProjectionRunner({ pool: database.pool, store, projections });
     runner.start();

@@ -4,12 +4,12 @@ import { projections } from '../../projections/index.ts';
 import { liveTables } from '../../projections/types.ts';
 import { AccountService } from '../../src/accounts/service.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { applyEvents } from '../../src/projections/apply.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
 import { ensureProjectionTables } from '../../src/projections/tables.ts';
 import { readAllFrom } from '../eventstore/contract.ts';
-import { testDatabase } from '../support/database.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 import { eventually } from '../support/gateway.ts';
 
 let database: Database;
@@ -18,11 +18,7 @@ let accounts: AccountService;
 
 beforeAll(async () => {
   database = await testDatabase();
-  store = await PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-  });
+  store = await testStore(database);
   await ensureProjectionTables(database.pool, projections);
   accounts = new AccountService(store, async () => undefined);
 });

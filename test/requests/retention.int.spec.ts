@@ -14,13 +14,13 @@ import {
   removeBodies,
 } from '../../src/billing/request-bodies.ts';
 import type { Database } from '../../src/db/database.ts';
-import { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
+import type { PostgresEventStore } from '../../src/eventstore/postgres/store.ts';
 import { type BlobStore, FsBlobStore } from '../../src/files/blob-store.ts';
 import { ensureProjectionTables } from '../../src/projections/tables.ts';
 import { moveLegacyBodies } from '../../src/requests/legacy-bodies.ts';
 import { loggedBody } from '../../src/requests/lookup.ts';
 import { deleteExpiredBodies, startRetentionWorker } from '../../src/requests/retention.ts';
-import { testDatabase } from '../support/database.ts';
+import { testDatabase, testStore } from '../support/database.ts';
 import { eventually } from '../support/gateway.ts';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
@@ -76,11 +76,7 @@ async function setup(): Promise<Setup> {
   const dir = await mkdtemp(join(tmpdir(), 'gw-retention-'));
   await ensureProjectionTables(database.pool, [requestsProjection]);
   await new RequestBodies(database.pool, () => true).init();
-  const store = await PostgresEventStore.open({
-    pool: database.pool,
-    listenConfig: database.clientConfig,
-    schema: database.schema,
-  });
+  const store = await testStore(database);
   const files = new FsBlobStore(dir);
   const s = { database, pool: database.pool, store, files, blobs: new CountingBlobs(files), dir };
   opened.push(s);
