@@ -79,7 +79,9 @@ export class ResponseCache {
     private readonly clock: () => Date = () => new Date(),
   ) {
     this.sweeper = setInterval(() => {
-      this.store.sweep().catch((error) => this.report('sweeping expired cache entries failed', error));
+      this.store
+        .sweep(this.clock().getTime())
+        .catch((error) => this.report('sweeping expired cache entries failed', error));
     }, SWEEP_MS);
     this.sweeper.unref();
   }
@@ -109,7 +111,8 @@ export class ResponseCache {
     };
     if (!ask.policy.exact) return probe;
     try {
-      const exact = await this.store.get(scope, key);
+      const now = this.clock().getTime();
+      const exact = await this.store.get(scope, key, now);
       if (exact) return this.hitProbe(probe, { entry: exact, type: 'exact', similarity: null });
       probe.status = 'miss';
       probe.cacheStatus = 'gateway; fwd=uri-miss';
@@ -123,9 +126,9 @@ export class ResponseCache {
       const group = sha256(canonicalJson(ask.semantic.group));
       probe.semantic = { group, vector: embedded.vector };
       if (!ask.policy.semantic) return probe;
-      const index = await this.indexOf(scope, auth.accountId);
-      for (const found of index.search(group, embedded.vector, ask.threshold).slice(0, 3)) {
-        const entry = await this.store.get(scope, found.key);
+      const index = await this.indexOf(scope, auth.accountId, now);
+      for (const found of index.search(group, embedded.vector, ask.threshold, now).slice(0, 3)) {
+        const entry = await this.store.get(scope, found.key, now);
         if (entry) return this.hitProbe(probe, { entry, type: 'semantic', similarity: found.similarity });
       }
     } catch (error) {
@@ -147,7 +150,7 @@ export class ResponseCache {
   }
 
   /** The tenant's semantic index, brought up to date with what every instance stored (and purged) since. */
-  private async indexOf(scope: string, accountId: string): Promise<ScopeIndex> {
+  private async indexOf(scope: string, accountId: string, now: number): Promise<ScopeIndex> {
     let index = this.indexes.get(scope);
     if (index) this.indexes.delete(scope);
     else index = new ScopeIndex();
@@ -158,7 +161,7 @@ export class ResponseCache {
     }
     const generation = await this.store.generation(accountId);
     if (generation !== index.generation) index.reset(generation);
-    index.add(await this.store.vectorsSince(scope, index.seq));
+    index.add(await this.store.vectorsSince(scope, index.seq, now));
     return index;
   }
 
@@ -207,15 +210,20 @@ export class ResponseCache {
       answer: served.answer,
     };
     try {
-      await this.store.put(entry);
+      await this.store.put(entry, now.getTime());
       if (probe.semantic) {
-        await this.store.addVector(probe.scope, probe.auth.accountId, {
-          group: probe.semantic.group,
-          key: probe.key,
-          vector: probe.semantic.vector,
-          signs: signatureOf(probe.semantic.vector),
-          expiresAtMs: Date.parse(entry.expiresAt),
-        });
+        await this.store.addVector(
+          probe.scope,
+          probe.auth.accountId,
+          {
+            group: probe.semantic.group,
+            key: probe.key,
+            vector: probe.semantic.vector,
+            signs: signatureOf(probe.semantic.vector),
+            expiresAtMs: Date.parse(entry.expiresAt),
+          },
+          now.getTime(),
+        );
       }
     } catch (error) {
       this.report('storing a cache entry failed', error);

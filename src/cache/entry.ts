@@ -42,16 +42,20 @@ export interface StoredVector {
 }
 
 /** Where entries live: PostgreSQL tables, or Redis when configured, shared by every instance. */
+/**
+ * Where entries live. Expiry is judged by the gateway's clock (`now`, epoch milliseconds), the clock that stamped
+ * the entries, never by the store's own: a gateway whose clock is not the database's still finds what it stored.
+ */
 export interface CacheStore {
-  get(scope: string, key: string): Promise<CacheEntry | undefined>;
-  put(entry: CacheEntry): Promise<void>;
-  addVector(scope: string, accountId: string, vector: Omit<StoredVector, 'seq'>): Promise<void>;
-  vectorsSince(scope: string, seq: number): Promise<StoredVector[]>;
+  get(scope: string, key: string, now: number): Promise<CacheEntry | undefined>;
+  put(entry: CacheEntry, now: number): Promise<void>;
+  addVector(scope: string, accountId: string, vector: Omit<StoredVector, 'seq'>, now: number): Promise<void>;
+  vectorsSince(scope: string, seq: number, now: number): Promise<StoredVector[]>;
   /** Rises with every purge of the account's entries, so other instances drop what they hold in memory. */
   generation(accountId: string): Promise<number>;
   /** Drops the scope's entries (an account's scope: its sub-accounts' too); answers how many entries went. */
   purge(accountId: string, subAccountId: string | null): Promise<number>;
-  sweep(): Promise<void>;
+  sweep(now: number): Promise<void>;
   close(): Promise<void>;
 }
 

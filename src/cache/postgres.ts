@@ -45,10 +45,10 @@ export class PostgresCacheStore implements CacheStore {
     });
   }
 
-  async get(scope: string, key: string): Promise<CacheEntry | undefined> {
+  async get(scope: string, key: string, now: number): Promise<CacheEntry | undefined> {
     const { rows } = await this.pool.query<{ entry: CacheEntry }>(
-      'SELECT entry FROM response_cache WHERE scope = $1 AND key = $2 AND expires_at > now()',
-      [scope, key],
+      'SELECT entry FROM response_cache WHERE scope = $1 AND key = $2 AND expires_at > $3',
+      [scope, key, new Date(now)],
     );
     return rows[0]?.entry;
   }
@@ -79,7 +79,7 @@ export class PostgresCacheStore implements CacheStore {
     );
   }
 
-  async vectorsSince(scope: string, seq: number): Promise<StoredVector[]> {
+  async vectorsSince(scope: string, seq: number, now: number): Promise<StoredVector[]> {
     const { rows } = await this.pool.query<{
       seq: string;
       grp: string;
@@ -89,8 +89,8 @@ export class PostgresCacheStore implements CacheStore {
       expires_ms: string;
     }>(
       `SELECT seq, grp, key, vector, signs, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_ms
-       FROM response_cache_vectors WHERE scope = $1 AND seq > $2 AND expires_at > now() ORDER BY seq`,
-      [scope, seq],
+       FROM response_cache_vectors WHERE scope = $1 AND seq > $2 AND expires_at > $3 ORDER BY seq`,
+      [scope, seq, new Date(now)],
     );
     return rows.map((r) => ({
       seq: Number(r.seq),
@@ -134,9 +134,9 @@ export class PostgresCacheStore implements CacheStore {
     }
   }
 
-  async sweep(): Promise<void> {
-    await this.pool.query('DELETE FROM response_cache WHERE expires_at <= now()');
-    await this.pool.query('DELETE FROM response_cache_vectors WHERE expires_at <= now()');
+  async sweep(now: number): Promise<void> {
+    await this.pool.query('DELETE FROM response_cache WHERE expires_at <= $1', [new Date(now)]);
+    await this.pool.query('DELETE FROM response_cache_vectors WHERE expires_at <= $1', [new Date(now)]);
   }
 
   async close(): Promise<void> {}

@@ -35,19 +35,27 @@ export class RedisCacheStore implements CacheStore {
   private vectorsKey = (scope: string) => `${PREFIX}v:${scope}`;
   private generationKey = (accountId: string) => `${PREFIX}g:${accountId}`;
 
-  async get(scope: string, key: string): Promise<CacheEntry | undefined> {
+  async get(scope: string, key: string, now: number): Promise<CacheEntry | undefined> {
     this.ready();
     const text = await this.redis.get(this.entryKey(scope, key));
-    return text === null ? undefined : (JSON.parse(text) as CacheEntry);
+    if (text === null) return undefined;
+    const entry = JSON.parse(text) as CacheEntry;
+    return Date.parse(entry.expiresAt) > now ? entry : undefined;
   }
 
-  async put(entry: CacheEntry): Promise<void> {
+  // Redis forgets a key by its own clock: it is told how long the entry has left by the gateway's.
+  async put(entry: CacheEntry, now: number): Promise<void> {
     this.ready();
-    const ttlMs = Math.max(1, Date.parse(entry.expiresAt) - Date.now());
+    const ttlMs = Math.max(1, Date.parse(entry.expiresAt) - now);
     await this.redis.set(this.entryKey(entry.scope, entry.key), JSON.stringify(entry), 'PX', ttlMs);
   }
 
-  async addVector(scope: string, _accountId: string, vector: Omit<StoredVector, 'seq'>): Promise<void> {
+  async addVector(
+    scope: string,
+    _accountId: string,
+    vector: Omit<StoredVector, 'seq'>,
+    now: number,
+  ): Promise<void> {
     this.ready();
     const record = JSON.stringify({
       group: vector.group,
@@ -56,7 +64,7 @@ export class RedisCacheStore implements CacheStore {
       signs: vector.signs,
       vector: vectorBytes(vector.vector).toString('base64'),
     });
-    const ttlMs = Math.max(1, vector.expiresAtMs - Date.now());
+    const ttlMs = Math.max(1, vector.expiresAtMs - now);
     await this.redis
       .multi()
       .rpush(this.vectorsKey(scope), record)
@@ -65,14 +73,13 @@ export class RedisCacheStore implements CacheStore {
       .exec();
   }
 
-  async vectorsSince(scope: string, seq: number): Promise<StoredVector[]> {
+  async vectorsSince(scope: string, seq: number, now: number): Promise<StoredVector[]> {
     this.ready();
     // Sequences start at 1 so that 0 means "none seen", as in the PostgreSQL store. A list shorter than what was
     // seen expired whole (a day without a store) and began again: read it from its start.
     const length = await this.redis.llen(this.vectorsKey(scope));
     const from = seq > length ? 0 : seq;
     const items = await this.redis.lrange(this.vectorsKey(scope), from, -1);
-    const now = Date.now();
     return items.flatMap((item, i) => {
       const record = JSON.parse(item) as {
         group: string;

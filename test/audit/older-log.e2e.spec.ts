@@ -107,10 +107,8 @@ describe('a log written before a served request was one event, read and extended
     database = await seed(fixture, true);
     // Today's requests join the old code's month, as on an upgrade mid-month, whenever the test runs.
     const shift = Date.parse((fixture.at(-1) as FixtureEvent).occurredAt) + 60_000 - Date.now();
-    // The cache stamps an entry's expiry by that clock and its store reads it by the database's: an entry kept for
-    // years is still found however long after the fixture the test runs.
     gateway = await startTestGateway(
-      { GATEWAY_CACHE_TTL_S: String(10 * 365 * 86_400) },
+      {},
       { schema: database.schema, clock: () => new Date(Date.now() + shift) },
     );
     key = (await json(await gateway.admin(`/accounts/${accountId}/keys`, { name: 'after' }))).key;
